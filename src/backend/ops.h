@@ -1,0 +1,78 @@
+// The operations a model's forward pass is made of. One implementation per backend (cpu/ now,
+// cuda/ later); the architecture code calls only these. Activations are F32 on the CPU.
+// Shapes: `dtype [rows, cols]`; n = tokens in the step, d = hidden size.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include "backend/kv_layout.h"
+#include "core/tensor_view.h"
+
+namespace se {
+
+enum class RopeStyle : uint8_t {
+    kNeox,         // rotate halves: pairs (i, i + rotary_dim/2), as HF transformers
+    kInterleaved,  // rotate adjacent pairs (2i, 2i+1), as GGUF llama files after conversion
+};
+
+struct RopeArgs {
+    std::span<const float> inv_freq;  // f32 [rotary_dim / 2], scaling already applied
+    RopeStyle style = RopeStyle::kNeox;
+    int32_t head_dim = 0;
+};
+
+struct AttentionArgs {
+    int32_t num_heads = 0;
+    int32_t num_kv_heads = 0;
+    int32_t head_dim = 0;
+    float scale = 1.0f;  // usually 1 / sqrt(head_dim)
+};
+
+class Ops {
+public:
+    virtual ~Ops() = default;
+    virtual std::string_view name() const = 0;
+
+    // y f32 [n, d] = rows ids[i] of table (any weight dtype) [vocab, d]
+    virtual void embedding(std::span<const int32_t> ids, const ConstTensorView& table,
+                           TensorView y) = 0;
+
+    // y f32 [n, out] = x f32 [n, in] · w^T, w any weight dtype [out, in]; y must not alias x.
+    virtual void matmul(const ConstTensorView& x, const ConstTensorView& w, TensorView y) = 0;
+
+    // y f32 [n, c] += bias f32 [1, c] broadcast over rows
+    virtual void add_bias(TensorView y, const ConstTensorView& bias) = 0;
+
+    // y f32 [n, c] += x f32 [n, c]
+    virtual void add(TensorView y, const ConstTensorView& x) = 0;
+
+    // y f32 [n, c] = x / rms(x) * weight f32 [1, c]; y may alias x.
+    virtual void rms_norm(const ConstTensorView& x, const ConstTensorView& weight, float eps,
+                          TensorView y) = 0;
+
+    // Per-head RMSNorm in place: x f32 [n, heads * head_dim], weight f32 [1, head_dim].
+    virtual void head_rms_norm(TensorView x, int32_t head_dim, const ConstTensorView& weight,
+                               float eps) = 0;
+
+    // Rotary embedding in place on x f32 [n, heads * head_dim] at positions i32 [n].
+    virtual void rope(TensorView x, std::span<const int32_t> positions, const RopeArgs& args) = 0;
+
+    // y f32 [n, c] = silu(gate f32 [n, c]) * up f32 [n, c]
+    virtual void silu_mul(const ConstTensorView& gate, const ConstTensorView& up,
+                          TensorView y) = 0;
+
+    // Writes k, v f32 [n, num_kv_heads * head_dim] into the cache at write.slots (converting to
+    // the cache dtype).
+    virtual void store_kv(const ConstTensorView& k, const ConstTensorView& v, const KvWrite& write,
+                          const PagedKvCache& cache) = 0;
+
+    // out f32 [n, num_heads * head_dim] = softmax(q k^T * scale) v over the entries each
+    // sequence sees (causal, see kv_layout.h); q f32 [n, num_heads * head_dim]. Query head h
+    // reads KV head h / (num_heads / num_kv_heads). Rows of sequences with kv_len 0 are zero.
+    virtual void attention(const ConstTensorView& q, const PagedKvRead& kv,
+                           const AttentionArgs& args, TensorView out) = 0;
+};
+
+}  // namespace se

@@ -1,0 +1,48 @@
+// An owned, 64-byte aligned, zero-initialised block of host memory (RAII).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <span>
+
+#include "core/expected.h"
+
+namespace se {
+
+class HostBuffer {
+public:
+    HostBuffer() = default;
+    // Aborts when the allocation fails: for internal scratch whose size no user chooses.
+    explicit HostBuffer(size_t bytes);
+    // For sizes a user chooses (KV arenas, converted weights): failure is a Status.
+    static Expected<HostBuffer> allocate(size_t bytes);
+
+    size_t size() const { return size_; }
+    bool empty() const { return size_ == 0; }
+    uint8_t* data() { return data_.get(); }
+    const uint8_t* data() const { return data_.get(); }
+
+    template <typename T>
+    T* as() {
+        return reinterpret_cast<T*>(data_.get());
+    }
+    template <typename T>
+    const T* as() const {
+        return reinterpret_cast<const T*>(data_.get());
+    }
+    template <typename T>
+    std::span<T> span() {
+        return {as<T>(), size_ / sizeof(T)};
+    }
+
+private:
+    struct Free {
+        void operator()(uint8_t* p) const { std::free(p); }
+    };
+    std::unique_ptr<uint8_t[], Free> data_;
+    size_t size_ = 0;
+};
+
+}  // namespace se
