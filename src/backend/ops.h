@@ -31,7 +31,7 @@ struct AttentionArgs {
 };
 
 class Ops {
-public:
+  public:
     virtual ~Ops() = default;
     virtual std::string_view name() const = 0;
 
@@ -60,8 +60,7 @@ public:
     virtual void rope(TensorView x, std::span<const int32_t> positions, const RopeArgs& args) = 0;
 
     // y f32 [n, c] = silu(gate f32 [n, c]) * up f32 [n, c]
-    virtual void silu_mul(const ConstTensorView& gate, const ConstTensorView& up,
-                          TensorView y) = 0;
+    virtual void silu_mul(const ConstTensorView& gate, const ConstTensorView& up, TensorView y) = 0;
 
     // Writes k, v f32 [n, num_kv_heads * head_dim] into the cache at write.slots (converting to
     // the cache dtype).

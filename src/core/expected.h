@@ -12,8 +12,8 @@ namespace se {
 
 template <typename T>
 class [[nodiscard]] Expected {
-public:
-    Expected(T value) : data_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  public:
+    Expected(T value) : data_(std::move(value)) {}        // NOLINT(google-explicit-constructor)
     Expected(Status status) : data_(std::move(status)) {  // NOLINT(google-explicit-constructor)
         SE_CHECK(!std::get<Status>(data_).ok(), "Expected built from an ok Status");
     }
@@ -27,15 +27,18 @@ public:
     }
 
     T& value() & {
-        SE_CHECK(ok(), "value() called on an error: %s", std::get<Status>(data_).to_string().c_str());
+        SE_CHECK(ok(), "value() called on an error: %s",
+                 std::get<Status>(data_).to_string().c_str());
         return std::get<T>(data_);
     }
     const T& value() const& {
-        SE_CHECK(ok(), "value() called on an error: %s", std::get<Status>(data_).to_string().c_str());
+        SE_CHECK(ok(), "value() called on an error: %s",
+                 std::get<Status>(data_).to_string().c_str());
         return std::get<T>(data_);
     }
     T&& value() && {
-        SE_CHECK(ok(), "value() called on an error: %s", std::get<Status>(data_).to_string().c_str());
+        SE_CHECK(ok(), "value() called on an error: %s",
+                 std::get<Status>(data_).to_string().c_str());
         return std::get<T>(std::move(data_));
     }
 
@@ -44,7 +47,7 @@ public:
     T& operator*() & { return value(); }
     const T& operator*() const& { return value(); }
 
-private:
+  private:
     std::variant<T, Status> data_;
 };
 
@@ -55,5 +58,6 @@ private:
     SE_ASSIGN_OR_RETURN_IMPL(SE_STATUS_CONCAT(se_expected_tmp_, __LINE__), lhs, expr)
 #define SE_ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr) \
     auto tmp = (expr);                           \
-    if (!tmp.ok()) return tmp.status();          \
+    if (!tmp.ok())                               \
+        return tmp.status();                     \
     lhs = std::move(tmp).value()

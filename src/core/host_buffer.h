@@ -12,7 +12,7 @@
 namespace se {
 
 class HostBuffer {
-public:
+  public:
     HostBuffer() = default;
     // Aborts when the allocation fails: for internal scratch whose size no user chooses.
     explicit HostBuffer(size_t bytes);
@@ -37,7 +37,7 @@ public:
         return {as<T>(), size_ / sizeof(T)};
     }
 
-private:
+  private:
     struct Free {
         void operator()(uint8_t* p) const { std::free(p); }
     };

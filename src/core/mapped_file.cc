@@ -36,7 +36,8 @@ Expected<MappedFile> MappedFile::open(const std::string& path) {
     void* ptr = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
     const int err = errno;
     ::close(fd);
-    if (ptr == MAP_FAILED) return io_error(path + ": mmap failed: " + std::strerror(err));
+    if (ptr == MAP_FAILED)
+        return io_error(path + ": mmap failed: " + std::strerror(err));
     return MappedFile(path, static_cast<const uint8_t*>(ptr), size);
 }
 
@@ -55,10 +56,13 @@ MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
     return *this;
 }
 
-MappedFile::~MappedFile() { reset(); }
+MappedFile::~MappedFile() {
+    reset();
+}
 
 void MappedFile::reset() {
-    if (data_ != nullptr) ::munmap(const_cast<uint8_t*>(data_), size_);
+    if (data_ != nullptr)
+        ::munmap(const_cast<uint8_t*>(data_), size_);
     data_ = nullptr;
     size_ = 0;
 }

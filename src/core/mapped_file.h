@@ -11,7 +11,7 @@
 namespace se {
 
 class MappedFile {
-public:
+  public:
     static Expected<MappedFile> open(const std::string& path);
 
     MappedFile() = default;
@@ -26,7 +26,7 @@ public:
     std::span<const uint8_t> bytes() const { return {data_, size_}; }
     const std::string& path() const { return path_; }
 
-private:
+  private:
     MappedFile(std::string path, const uint8_t* data, size_t size)
         : path_(std::move(path)), data_(data), size_(size) {}
     void reset();

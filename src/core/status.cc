@@ -4,22 +4,33 @@ namespace se {
 
 std::string_view status_code_name(StatusCode code) {
     switch (code) {
-        case StatusCode::kOk: return "ok";
-        case StatusCode::kInvalidArgument: return "invalid argument";
-        case StatusCode::kNotFound: return "not found";
-        case StatusCode::kOutOfRange: return "out of range";
-        case StatusCode::kUnsupported: return "unsupported";
-        case StatusCode::kDataLoss: return "corrupt data";
-        case StatusCode::kResourceExhausted: return "resource exhausted";
-        case StatusCode::kFailedPrecondition: return "failed precondition";
-        case StatusCode::kIoError: return "i/o error";
-        case StatusCode::kInternal: return "internal error";
+        case StatusCode::kOk:
+            return "ok";
+        case StatusCode::kInvalidArgument:
+            return "invalid argument";
+        case StatusCode::kNotFound:
+            return "not found";
+        case StatusCode::kOutOfRange:
+            return "out of range";
+        case StatusCode::kUnsupported:
+            return "unsupported";
+        case StatusCode::kDataLoss:
+            return "corrupt data";
+        case StatusCode::kResourceExhausted:
+            return "resource exhausted";
+        case StatusCode::kFailedPrecondition:
+            return "failed precondition";
+        case StatusCode::kIoError:
+            return "i/o error";
+        case StatusCode::kInternal:
+            return "internal error";
     }
     return "unknown";
 }
 
 std::string Status::to_string() const {
-    if (ok()) return "ok";
+    if (ok())
+        return "ok";
     std::string out(status_code_name(code_));
     out += ": ";
     out += message_;
@@ -27,7 +38,8 @@ std::string Status::to_string() const {
 }
 
 Status Status::with_context(std::string_view context) const {
-    if (ok()) return *this;
+    if (ok())
+        return *this;
     std::string msg(context);
     msg += ": ";
     msg += message_;

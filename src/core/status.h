@@ -23,7 +23,7 @@ enum class StatusCode {
 std::string_view status_code_name(StatusCode code);
 
 class [[nodiscard]] Status {
-public:
+  public:
     Status() = default;
     Status(StatusCode code, std::string message) : code_(code), message_(std::move(message)) {}
 
@@ -39,7 +39,7 @@ public:
     // Returns a copy whose message is "<context>: <message>".
     Status with_context(std::string_view context) const;
 
-private:
+  private:
     StatusCode code_ = StatusCode::kOk;
     std::string message_;
 };
@@ -47,18 +47,30 @@ private:
 inline Status invalid_argument(std::string msg) {
     return {StatusCode::kInvalidArgument, std::move(msg)};
 }
-inline Status not_found(std::string msg) { return {StatusCode::kNotFound, std::move(msg)}; }
-inline Status out_of_range(std::string msg) { return {StatusCode::kOutOfRange, std::move(msg)}; }
-inline Status unsupported(std::string msg) { return {StatusCode::kUnsupported, std::move(msg)}; }
-inline Status data_loss(std::string msg) { return {StatusCode::kDataLoss, std::move(msg)}; }
+inline Status not_found(std::string msg) {
+    return {StatusCode::kNotFound, std::move(msg)};
+}
+inline Status out_of_range(std::string msg) {
+    return {StatusCode::kOutOfRange, std::move(msg)};
+}
+inline Status unsupported(std::string msg) {
+    return {StatusCode::kUnsupported, std::move(msg)};
+}
+inline Status data_loss(std::string msg) {
+    return {StatusCode::kDataLoss, std::move(msg)};
+}
 inline Status resource_exhausted(std::string msg) {
     return {StatusCode::kResourceExhausted, std::move(msg)};
 }
 inline Status failed_precondition(std::string msg) {
     return {StatusCode::kFailedPrecondition, std::move(msg)};
 }
-inline Status io_error(std::string msg) { return {StatusCode::kIoError, std::move(msg)}; }
-inline Status internal_error(std::string msg) { return {StatusCode::kInternal, std::move(msg)}; }
+inline Status io_error(std::string msg) {
+    return {StatusCode::kIoError, std::move(msg)};
+}
+inline Status internal_error(std::string msg) {
+    return {StatusCode::kInternal, std::move(msg)};
+}
 
 }  // namespace se
 
@@ -66,8 +78,9 @@ inline Status internal_error(std::string msg) { return {StatusCode::kInternal, s
 #define SE_STATUS_CONCAT(a, b) SE_STATUS_CONCAT_INNER(a, b)
 
 // Returns the Status from the enclosing function when `expr` is not ok.
-#define SE_RETURN_IF_ERROR(expr)                           \
-    do {                                                   \
-        ::se::Status se_status_tmp_ = (expr);              \
-        if (!se_status_tmp_.ok()) return se_status_tmp_;   \
+#define SE_RETURN_IF_ERROR(expr)              \
+    do {                                      \
+        ::se::Status se_status_tmp_ = (expr); \
+        if (!se_status_tmp_.ok())             \
+            return se_status_tmp_;            \
     } while (0)
