@@ -51,6 +51,11 @@ Status ModelConfig::validate() const {
                 "config: rope_scaling.high_freq_factor must exceed low_freq_factor for llama3");
         }
     }
+    if (!rope_freq_factors.empty() &&
+        rope_freq_factors.size() != static_cast<size_t>(head_dim / 2)) {
+        return invalid_argument(fmt::format("rope_freqs has {} entries, expected head_dim / 2 = {}",
+                                            rope_freq_factors.size(), head_dim / 2));
+    }
     for (int32_t id : eos_token_ids) {
         if (id < 0 || id >= vocab_size) {
             return invalid_argument(
@@ -92,6 +97,11 @@ std::vector<float> rope_inv_freq(const ModelConfig& config) {
             }
             break;
         }
+    }
+    if (!config.rope_freq_factors.empty()) {
+        SE_CHECK(config.rope_freq_factors.size() == inv_freq.size());
+        for (size_t i = 0; i < inv_freq.size(); ++i)
+            inv_freq[i] /= config.rope_freq_factors[i];
     }
     return inv_freq;
 }

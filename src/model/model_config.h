@@ -43,6 +43,9 @@ struct ModelConfig {
     float rms_norm_eps = 1e-6f;
     float rope_theta = 10000.0f;
     RopeScaling rope_scaling;
+    // GGUF files of Llama 3.1 carry llama3 scaling precomputed as tensor rope_freqs:
+    // inv_freq[i] /= rope_freq_factors[i]. Empty when absent.
+    std::vector<float> rope_freq_factors;
     RopeStyle rope_style = RopeStyle::kNeox;
     bool tie_word_embeddings = false;
     bool attention_bias = false;       // q/k/v projections carry a bias
