@@ -25,12 +25,9 @@ std::string_view dtype_name(DType dtype) {
 }
 
 std::optional<DType> parse_dtype(std::string_view name) {
-    if (name == "float32" || name == "float" || name == "f32" || name == "F32")
-        return DType::kF32;
-    if (name == "float16" || name == "half" || name == "f16" || name == "F16")
-        return DType::kF16;
-    if (name == "bfloat16" || name == "bf16" || name == "BF16")
-        return DType::kBF16;
+    if (name == "float32" || name == "float" || name == "f32" || name == "F32") return DType::kF32;
+    if (name == "float16" || name == "half" || name == "f16" || name == "F16") return DType::kF16;
+    if (name == "bfloat16" || name == "bf16" || name == "BF16") return DType::kBF16;
     return std::nullopt;
 }
 

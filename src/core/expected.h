@@ -58,6 +58,5 @@ class [[nodiscard]] Expected {
     SE_ASSIGN_OR_RETURN_IMPL(SE_STATUS_CONCAT(se_expected_tmp_, __LINE__), lhs, expr)
 #define SE_ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr) \
     auto tmp = (expr);                           \
-    if (!tmp.ok())                               \
-        return tmp.status();                     \
+    if (!tmp.ok()) return tmp.status();          \
     lhs = std::move(tmp).value()

@@ -33,21 +33,17 @@ uint16_t f32_to_f16(float f) {
     std::memcpy(&bits, &f, sizeof(bits));
     const uint16_t sign = static_cast<uint16_t>((bits >> 16) & 0x8000u);
     const uint32_t abs = bits & 0x7fffffffu;
-    if (abs > 0x7f800000u)
-        return sign | 0x7e00u;  // NaN
-    if (abs >= 0x477ff000u)
-        return sign | 0x7c00u;  // overflow to inf (>= 65520)
-    if (abs < 0x38800000u) {    // subnormal or zero in f16
-        if (abs < 0x33000000u)
-            return sign;  // below half the smallest subnormal
+    if (abs > 0x7f800000u) return sign | 0x7e00u;   // NaN
+    if (abs >= 0x477ff000u) return sign | 0x7c00u;  // overflow to inf (>= 65520)
+    if (abs < 0x38800000u) {                        // subnormal or zero in f16
+        if (abs < 0x33000000u) return sign;         // below half the smallest subnormal
         const uint32_t exp = abs >> 23;
         const uint32_t mant = (abs & 0x7fffffu) | 0x800000u;
         const uint32_t shift = 126 - exp;  // value / 2^-24 = mant * 2^(exp - 126)
         uint32_t q = mant >> shift;
         const uint32_t rem = mant & ((1u << shift) - 1);
         const uint32_t half = 1u << (shift - 1);
-        if (rem > half || (rem == half && (q & 1u)))
-            ++q;
+        if (rem > half || (rem == half && (q & 1u))) ++q;
         return sign | static_cast<uint16_t>(q);
     }
     uint32_t v = abs - 0x38000000u;  // rebias exponent 127 -> 15

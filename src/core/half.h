@@ -18,8 +18,7 @@ inline float bf16_to_f32(uint16_t h) {
 inline uint16_t f32_to_bf16(float f) {
     uint32_t bits;
     std::memcpy(&bits, &f, sizeof(bits));
-    if ((bits & 0x7fffffffu) > 0x7f800000u)
-        return static_cast<uint16_t>((bits >> 16) | 0x40u);
+    if ((bits & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((bits >> 16) | 0x40u);
     bits += 0x7fffu + ((bits >> 16) & 1u);
     return static_cast<uint16_t>(bits >> 16);
 }

@@ -1,4 +1,5 @@
-// An owned, 64-byte aligned, zero-initialised block of host memory (RAII).
+// An owned, 64-byte aligned, zero-initialised block of host memory (RAII). Large blocks are
+// anonymous mappings whose pages are zeroed by the kernel on first touch.
 #pragma once
 
 #include <cstddef>
@@ -39,9 +40,12 @@ class HostBuffer {
 
   private:
     struct Free {
-        void operator()(uint8_t* p) const { std::free(p); }
+        size_t bytes = 0;
+        void operator()(uint8_t* p) const;
     };
-    std::unique_ptr<uint8_t[], Free> data_;
+    static uint8_t* allocate_zeroed(size_t bytes);
+
+    std::unique_ptr<uint8_t[], Free> data_{nullptr, Free{}};
     size_t size_ = 0;
 };
 

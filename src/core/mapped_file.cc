@@ -36,8 +36,7 @@ Expected<MappedFile> MappedFile::open(const std::string& path) {
     void* ptr = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
     const int err = errno;
     ::close(fd);
-    if (ptr == MAP_FAILED)
-        return io_error(path + ": mmap failed: " + std::strerror(err));
+    if (ptr == MAP_FAILED) return io_error(path + ": mmap failed: " + std::strerror(err));
     return MappedFile(path, static_cast<const uint8_t*>(ptr), size);
 }
 
@@ -61,8 +60,7 @@ MappedFile::~MappedFile() {
 }
 
 void MappedFile::reset() {
-    if (data_ != nullptr)
-        ::munmap(const_cast<uint8_t*>(data_), size_);
+    if (data_ != nullptr) ::munmap(const_cast<uint8_t*>(data_), size_);
     data_ = nullptr;
     size_ = 0;
 }

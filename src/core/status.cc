@@ -29,8 +29,7 @@ std::string_view status_code_name(StatusCode code) {
 }
 
 std::string Status::to_string() const {
-    if (ok())
-        return "ok";
+    if (ok()) return "ok";
     std::string out(status_code_name(code_));
     out += ": ";
     out += message_;
@@ -38,8 +37,7 @@ std::string Status::to_string() const {
 }
 
 Status Status::with_context(std::string_view context) const {
-    if (ok())
-        return *this;
+    if (ok()) return *this;
     std::string msg(context);
     msg += ": ";
     msg += message_;

@@ -78,9 +78,8 @@ inline Status internal_error(std::string msg) {
 #define SE_STATUS_CONCAT(a, b) SE_STATUS_CONCAT_INNER(a, b)
 
 // Returns the Status from the enclosing function when `expr` is not ok.
-#define SE_RETURN_IF_ERROR(expr)              \
-    do {                                      \
-        ::se::Status se_status_tmp_ = (expr); \
-        if (!se_status_tmp_.ok())             \
-            return se_status_tmp_;            \
+#define SE_RETURN_IF_ERROR(expr)                         \
+    do {                                                 \
+        ::se::Status se_status_tmp_ = (expr);            \
+        if (!se_status_tmp_.ok()) return se_status_tmp_; \
     } while (0)

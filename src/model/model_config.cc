@@ -78,8 +78,7 @@ std::vector<float> rope_inv_freq(const ModelConfig& config) {
         case RopeScalingType::kNone:
             break;
         case RopeScalingType::kLinear:
-            for (float& f : inv_freq)
-                f /= s.factor;
+            for (float& f : inv_freq) f /= s.factor;
             break;
         case RopeScalingType::kLlama3: {
             const float old_len = static_cast<float>(s.original_max_position_embeddings);
@@ -100,8 +99,7 @@ std::vector<float> rope_inv_freq(const ModelConfig& config) {
     }
     if (!config.rope_freq_factors.empty()) {
         SE_CHECK(config.rope_freq_factors.size() == inv_freq.size());
-        for (size_t i = 0; i < inv_freq.size(); ++i)
-            inv_freq[i] /= config.rope_freq_factors[i];
+        for (size_t i = 0; i < inv_freq.size(); ++i) inv_freq[i] /= config.rope_freq_factors[i];
     }
     return inv_freq;
 }

@@ -15,8 +15,7 @@ HostBuffer& WeightStore::keep(HostBuffer buffer) {
 }
 
 Status WeightStore::add(std::string name, ConstTensorView view) {
-    if (tensors_.count(name) != 0)
-        return data_loss(fmt::format("tensor '{}' appears twice", name));
+    if (tensors_.count(name) != 0) return data_loss(fmt::format("tensor '{}' appears twice", name));
     tensors_.emplace(std::move(name), view);
     return {};
 }
@@ -29,8 +28,7 @@ void WeightStore::replace(const std::string& name, ConstTensorView view) {
 
 Expected<ConstTensorView> WeightStore::get(const std::string& name) const {
     auto it = tensors_.find(name);
-    if (it == tensors_.end())
-        return not_found(fmt::format("weight '{}' is missing", name));
+    if (it == tensors_.end()) return not_found(fmt::format("weight '{}' is missing", name));
     return it->second;
 }
 
@@ -46,8 +44,7 @@ Expected<ConstTensorView> WeightStore::get(const std::string& name, int64_t rows
 
 int64_t WeightStore::total_bytes() const {
     int64_t total = 0;
-    for (const auto& [name, view] : tensors_)
-        total += view.rows * view.row_bytes();
+    for (const auto& [name, view] : tensors_) total += view.rows * view.row_bytes();
     return total;
 }
 

@@ -10,8 +10,7 @@ namespace se {
 namespace {
 
 Expected<int> parse_positive(int v) {
-    if (v <= 0)
-        return invalid_argument("value must be positive, got " + std::to_string(v));
+    if (v <= 0) return invalid_argument("value must be positive, got " + std::to_string(v));
     return v;
 }
 
