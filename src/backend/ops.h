@@ -59,7 +59,7 @@ class Ops {
     // Rotary embedding in place on x f32 [n, heads * head_dim] at positions i32 [n].
     virtual void rope(TensorView x, std::span<const int32_t> positions, const RopeArgs& args) = 0;
 
-    // y f32 [n, c] = silu(gate f32 [n, c]) * up f32 [n, c]
+    // y f32 [n, c] = silu(gate f32 [n, c]) * up f32 [n, c]; y may alias gate or up.
     virtual void silu_mul(const ConstTensorView& gate, const ConstTensorView& up, TensorView y) = 0;
 
     // Writes k, v f32 [n, num_kv_heads * head_dim] into the cache at write.slots (converting to

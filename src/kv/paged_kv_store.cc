@@ -1,0 +1,90 @@
+#include "kv/paged_kv_store.h"
+
+#include <fmt/core.h>
+
+namespace se {
+
+Expected<PagedKvStore> PagedKvStore::create(const PagedKvStoreOptions& options) {
+    const PagedKvLayout& layout = options.layout;
+    if (layout.block_size <= 0 || layout.num_kv_heads <= 0 || layout.head_dim <= 0) {
+        return invalid_argument(fmt::format("KV layout: block size {}, kv heads {}, head dim {}",
+                                            layout.block_size, layout.num_kv_heads,
+                                            layout.head_dim));
+    }
+    const KvArenaShape shape{
+        .num_layers = options.num_layers,
+        .num_planes = 2,
+        .block_bytes = dtype_row_bytes(layout.dtype, layout.block_elems()),
+        .num_blocks = options.num_blocks,
+    };
+    SE_ASSIGN_OR_RETURN(KvArena arena, KvArena::create(shape));
+    return PagedKvStore(layout, std::move(arena), options.num_layers);
+}
+
+PagedKvStore::PagedKvStore(PagedKvLayout layout, KvArena arena, int32_t num_layers)
+    : layout_(layout),
+      arena_(std::move(arena)),
+      pool_(static_cast<int32_t>(arena_.shape().num_blocks)) {
+    layer_caches_.reserve(static_cast<size_t>(num_layers));
+    for (int32_t layer = 0; layer < num_layers; ++layer) {
+        layer_caches_.push_back({.layout = layout_,
+                                 .k_blocks = arena_.plane(layer, 0),
+                                 .v_blocks = arena_.plane(layer, 1),
+                                 .num_blocks = arena_.shape().num_blocks});
+    }
+}
+
+int32_t PagedKvStore::blocks_needed(SeqId seq, int32_t count) const {
+    auto it = tables_.find(seq);
+    const int32_t entries = it == tables_.end() ? 0 : it->second.num_entries;
+    const int32_t have = it == tables_.end() ? 0 : static_cast<int32_t>(it->second.blocks.size());
+    const int32_t need = (entries + count + layout_.block_size - 1) / layout_.block_size;
+    return std::max(0, need - have);
+}
+
+Status PagedKvStore::reserve(std::span<const SeqId> seqs, std::span<const int32_t> counts) {
+    SE_CHECK(seqs.size() == counts.size());
+    int32_t total = 0;
+    for (size_t i = 0; i < seqs.size(); ++i) total += blocks_needed(seqs[i], counts[i]);
+    if (!pool_.can_allocate(total)) {
+        return resource_exhausted(fmt::format("KV cache full: step needs {} blocks, {} of {} free",
+                                              total, pool_.num_free(), pool_.num_blocks()));
+    }
+    for (size_t i = 0; i < seqs.size(); ++i) {
+        const int32_t need = blocks_needed(seqs[i], counts[i]);
+        Status s = pool_.allocate_into(need, tables_[seqs[i]].blocks);
+        SE_CHECK(s.ok(), "allocation failed after capacity check: %s", s.to_string().c_str());
+    }
+    return {};
+}
+
+void PagedKvStore::append(SeqId seq, int32_t count, std::vector<int64_t>& slots) {
+    Table& table = tables_.at(seq);
+    const int32_t bs = layout_.block_size;
+    SE_CHECK(table.num_entries + count <= static_cast<int32_t>(table.blocks.size()) * bs,
+             "append past the reserved blocks");
+    for (int32_t j = table.num_entries; j < table.num_entries + count; ++j) {
+        slots.push_back(int64_t{table.blocks[j / bs]} * bs + j % bs);
+    }
+    table.num_entries += count;
+}
+
+int32_t PagedKvStore::num_entries(SeqId seq) const {
+    auto it = tables_.find(seq);
+    return it == tables_.end() ? 0 : it->second.num_entries;
+}
+
+std::span<const int32_t> PagedKvStore::block_table(SeqId seq) const {
+    auto it = tables_.find(seq);
+    if (it == tables_.end()) return {};
+    return it->second.blocks;
+}
+
+void PagedKvStore::release(SeqId seq) {
+    auto it = tables_.find(seq);
+    if (it == tables_.end()) return;
+    pool_.unref_all(it->second.blocks);
+    tables_.erase(it);
+}
+
+}  // namespace se

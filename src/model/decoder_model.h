@@ -1,0 +1,53 @@
+// The Llama-family decoder forward pass: Llama 3.x (llama3 RoPE scaling), SmolLM2, Qwen2.5
+// (q/k/v biases) and Qwen3 (per-head q/k RMSNorm). Differences are config flags, not branches on
+// model names.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "backend/ops.h"
+#include "core/expected.h"
+#include "core/host_buffer.h"
+#include "model/decoder_weights.h"
+#include "model/forward_batch.h"
+#include "model/layer_attention.h"
+#include "model/model_config.h"
+
+namespace se {
+
+class DecoderModel {
+  public:
+    // `weights` must outlive the model. Fails when a weight is missing or misshapen.
+    static Expected<std::unique_ptr<DecoderModel>> create(const ModelConfig& config,
+                                                          const WeightStore& weights, Ops& ops);
+
+    const ModelConfig& config() const { return config_; }
+
+    // Runs every layer over batch.token_ids and writes
+    // logits f32 [batch.logit_rows.size(), vocab].
+    void forward(const ForwardBatch& batch, LayerAttention& attention, TensorView logits);
+
+  private:
+    DecoderModel(const ModelConfig& config, DecoderWeights weights, Ops& ops);
+
+    // Activations for a step of n tokens; grown on demand, reused across steps.
+    struct Activations {
+        int64_t capacity = 0;
+        HostBuffer buffer;
+        TensorView x, h, q, k, v, attn, proj, gate, up;
+    };
+    void ensure_activations(int64_t num_tokens);
+    void attention_block(int32_t layer, const ForwardBatch& batch, LayerAttention& attention);
+    void mlp_block(int32_t layer);
+    void lm_head(const ForwardBatch& batch, TensorView logits);
+
+    ModelConfig config_;
+    DecoderWeights weights_;
+    Ops& ops_;
+    std::vector<float> inv_freq_;  // f32 [head_dim / 2]
+    Activations act_;
+    HostBuffer final_hidden_;  // f32 [num_logit_rows, hidden]
+};
+
+}  // namespace se

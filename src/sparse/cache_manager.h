@@ -1,0 +1,47 @@
+// A method's owner of persistent KV state (payload, per-sequence tables, and later summaries,
+// scores or scales). The core drives it through this interface and never looks inside.
+//
+// Per step: prepare_step (reserve, all or nothing) -> per layer store, view -> release on finish.
+#pragma once
+
+#include <cstdint>
+
+#include "core/expected.h"
+#include "core/tensor_view.h"
+#include "kv/paged_kv_store.h"
+#include "sparse/attention_view.h"
+#include "sparse/selection.h"
+#include "sparse/step_plan.h"
+
+namespace se {
+
+struct CacheCapacity {
+    int64_t num_blocks = 0;       // blocks in the pool
+    int64_t num_free_blocks = 0;  // blocks free now
+    int32_t block_size = 0;       // entries per block
+};
+
+class CacheManager {
+  public:
+    virtual ~CacheManager() = default;
+
+    // Required. Pool size and what is free now.
+    virtual CacheCapacity capacity() const = 0;
+
+    // Required. Reserves room for every new token of the plan and records where each goes.
+    // All or nothing: on failure (resource_exhausted) no sequence's state has changed.
+    virtual Status prepare_step(const StepPlan& plan) = 0;
+
+    // Required. Writes the step's keys and values for `layer`, row i = the step's token i.
+    // k, v: f32 [num_tokens, num_kv_heads * head_dim]
+    virtual void store(int32_t layer, const ConstTensorView& k, const ConstTensorView& v) = 0;
+
+    // Required. What the kernel reads for `layer` under `selection`; valid until the next
+    // prepare_step.
+    virtual AttentionView view(int32_t layer, const Selection& selection) const = 0;
+
+    // Required. Frees everything held for `seq`; a no-op for unknown sequences.
+    virtual void release(SeqId seq) = 0;
+};
+
+}  // namespace se
