@@ -22,6 +22,8 @@ std::string_view status_code_name(StatusCode code) {
             return "failed precondition";
         case StatusCode::kIoError:
             return "i/o error";
+        case StatusCode::kCancelled:
+            return "cancelled";
         case StatusCode::kInternal:
             return "internal error";
     }

@@ -17,6 +17,7 @@ enum class StatusCode {
     kResourceExhausted,   // out of memory or KV capacity
     kFailedPrecondition,  // operation not valid in the current state
     kIoError,             // the operating system refused a read, write or map
+    kCancelled,           // the caller withdrew the request
     kInternal,            // a bug: an invariant a user cannot break
 };
 
@@ -67,6 +68,9 @@ inline Status failed_precondition(std::string msg) {
 }
 inline Status io_error(std::string msg) {
     return {StatusCode::kIoError, std::move(msg)};
+}
+inline Status cancelled(std::string msg) {
+    return {StatusCode::kCancelled, std::move(msg)};
 }
 inline Status internal_error(std::string msg) {
     return {StatusCode::kInternal, std::move(msg)};
