@@ -80,6 +80,7 @@ void DecoderModel::attention_block(int32_t layer, const ForwardBatch& batch,
     attention.store(layer, a.k, a.v);
     attention.attend(layer, a.q, a.attn);
     ops_.matmul(a.attn, w.o_proj, a.proj);
+    if (!w.o_bias.empty()) ops_.add_bias(a.proj, w.o_bias);
     ops_.add(a.x, a.proj);
 }
 

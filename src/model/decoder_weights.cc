@@ -68,6 +68,10 @@ Expected<DecoderLayerWeights> bind_layer(const ModelConfig& c, int32_t layer, Bi
         SE_ASSIGN_OR_RETURN(w.k_norm, b.vector(p + "self_attn.k_norm.weight", c.head_dim));
     }
     SE_ASSIGN_OR_RETURN(w.o_proj, b.matrix(p + "self_attn.o_proj.weight", d, q_dim));
+    // transformers gives o_proj a bias with attention_bias, except Qwen2 (q/k/v only).
+    if (c.attention_bias && c.family != ArchFamily::kQwen2) {
+        SE_ASSIGN_OR_RETURN(w.o_bias, b.vector(p + "self_attn.o_proj.bias", d));
+    }
     SE_ASSIGN_OR_RETURN(w.post_norm, b.vector(p + "post_attention_layernorm.weight", d));
     SE_ASSIGN_OR_RETURN(w.gate_proj, b.matrix(p + "mlp.gate_proj.weight", c.intermediate_size, d));
     SE_ASSIGN_OR_RETURN(w.up_proj, b.matrix(p + "mlp.up_proj.weight", c.intermediate_size, d));

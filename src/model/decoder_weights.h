@@ -24,6 +24,7 @@ struct DecoderLayerWeights {
     ConstTensorView q_norm;      // f32 [1, head_dim], empty unless qk_norm
     ConstTensorView k_norm;      // f32 [1, head_dim], empty unless qk_norm
     ConstTensorView o_proj;      // any [hidden, num_heads * head_dim]
+    ConstTensorView o_bias;      // f32 [1, hidden], empty unless attention_bias (not Qwen2)
     ConstTensorView post_norm;   // f32 [1, hidden]
     ConstTensorView gate_proj;   // any [intermediate, hidden]
     ConstTensorView up_proj;     // any [intermediate, hidden]

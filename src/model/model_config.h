@@ -30,7 +30,8 @@ struct RopeScaling {
 };
 
 struct ModelConfig {
-    std::string architecture;  // as written in the file, e.g. "LlamaForCausalLM"
+    // As the file names it: "LlamaForCausalLM" (config.json) or "llama" (GGUF).
+    std::string architecture;
     ArchFamily family = ArchFamily::kLlama;
     int32_t vocab_size = 0;
     int32_t hidden_size = 0;

@@ -1,0 +1,112 @@
+#include "cli/bench_command.h"
+
+#include <fmt/core.h>
+
+#include <chrono>
+#include <cmath>
+#include <numeric>
+#include <random>
+
+#include "cli/engine_setup.h"
+
+namespace se::cli {
+namespace {
+
+struct BenchFlags {
+    EngineFlags engine;
+    int32_t prompt_tokens = 512;
+    int32_t gen_tokens = 128;
+    int32_t repetitions = 5;
+};
+
+using Clock = std::chrono::steady_clock;
+
+// pp: one prompt of n random tokens processed in a single step (the first sampled token's
+// logits included, as llama-bench computes the last logits).
+double time_prompt(Engine& engine, int32_t n, uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::vector<int32_t> prompt(static_cast<size_t>(n));
+    for (int32_t& t : prompt) t = static_cast<int32_t>(rng() % engine.model_config().vocab_size);
+    SamplingParams params;
+    params.temperature = 0.0f;
+    params.max_tokens = 1;
+    const auto start = Clock::now();
+    auto out = engine.generate({prompt}, params);
+    SE_CHECK(out.ok());
+    return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// tg: n tokens generated one step at a time after a one-token prompt.
+double time_generation(Engine& engine, int32_t n) {
+    SamplingParams params;
+    params.temperature = 0.0f;
+    params.ignore_eos = true;
+    params.max_tokens = n;
+    const std::vector<int32_t> prompt{engine.tokenizer().bos_id().value_or(0)};
+    const auto start = Clock::now();
+    auto out = engine.generate({prompt}, params);
+    SE_CHECK(out.ok() && out.value()[0].usage.completion_tokens == n);
+    return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+std::string mean_sd(const std::vector<double>& tps) {
+    const double mean = std::accumulate(tps.begin(), tps.end(), 0.0) / tps.size();
+    double var = 0;
+    for (double v : tps) var += (v - mean) * (v - mean);
+    const double sd = tps.size() > 1 ? std::sqrt(var / (tps.size() - 1)) : 0.0;
+    return fmt::format("{:.2f} ± {:.2f}", mean, sd);
+}
+
+int run_bench(BenchFlags flags) {
+    // One step must hold the whole prompt, as llama-bench's -b/-ub 512 default does.
+    flags.engine.max_num_batched_tokens =
+        std::max(flags.engine.max_num_batched_tokens, flags.prompt_tokens);
+    flags.engine.prefill_chunk_size =
+        std::max(flags.engine.prefill_chunk_size, flags.prompt_tokens);
+    auto started = start_engine(flags.engine);
+    if (!started.ok()) return report_error(started.status());
+    Engine& engine = **started;
+    time_prompt(engine, std::min(flags.prompt_tokens, 32), 0);  // warm-up
+    std::vector<double> pp, tg;
+    for (int32_t r = 0; r < flags.repetitions; ++r) {
+        if (flags.prompt_tokens > 0) {
+            pp.push_back(flags.prompt_tokens / time_prompt(engine, flags.prompt_tokens, r + 1));
+        }
+        if (flags.gen_tokens > 0) {
+            tg.push_back(flags.gen_tokens / time_generation(engine, flags.gen_tokens));
+        }
+    }
+    const ModelConfig& mc = engine.model_config();
+    const std::string model =
+        fmt::format("{} {}L/{}d", mc.architecture, mc.num_layers, mc.hidden_size);
+    const int threads = flags.engine.threads;
+    fmt::print("| model | backend | threads | test | t/s |\n| --- | --- | ---: | ---: | ---: |\n");
+    if (!pp.empty()) {
+        fmt::print("| {} | CPU | {} | pp{} | {} |\n", model, threads, flags.prompt_tokens,
+                   mean_sd(pp));
+    }
+    if (!tg.empty()) {
+        fmt::print("| {} | CPU | {} | tg{} | {} |\n", model, threads, flags.gen_tokens,
+                   mean_sd(tg));
+    }
+    return 0;
+}
+
+}  // namespace
+
+void add_bench_command(CLI::App& app, std::function<int()>& run) {
+    auto flags = std::make_shared<BenchFlags>();
+    CLI::App* cmd =
+        app.add_subcommand("bench", "prompt and generation throughput (llama-bench style)");
+    add_engine_flags(*cmd, flags->engine);
+    cmd->add_option("-p,--n-prompt", flags->prompt_tokens, "prompt tokens (pp test)")
+        ->capture_default_str();
+    cmd->add_option("-n,--n-gen", flags->gen_tokens, "generated tokens (tg test)")
+        ->capture_default_str();
+    cmd->add_option("-r,--repetitions", flags->repetitions, "repetitions of each test")
+        ->capture_default_str()
+        ->check(CLI::PositiveNumber);
+    cmd->callback([flags, &run] { run = [flags] { return run_bench(*flags); }; });
+}
+
+}  // namespace se::cli

@@ -1,0 +1,101 @@
+#include "cli/engine_flags.h"
+
+#include <fmt/core.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "model/model_resolver.h"
+
+namespace se::cli {
+
+void add_engine_flags(CLI::App& app, EngineFlags& f) {
+    app.add_option("-m,--model", f.model,
+                   "GGUF file, HF model directory, or the alias smollm2-135m")
+        ->capture_default_str();
+    app.add_option("--load-format", f.load_format, "auto | gguf | safetensors | dummy")
+        ->capture_default_str();
+    app.add_option("--dtype", f.dtype, "weight dtype: auto | float32 | bfloat16 | float16")
+        ->capture_default_str();
+    app.add_option("--max-model-len", f.max_model_len, "context length in tokens (0: the model's)")
+        ->capture_default_str();
+    app.add_option("--block-size", f.block_size, "KV cache block size in tokens")
+        ->capture_default_str();
+    app.add_option("--kv-cache-memory", f.kv_cache_memory, "memory for the KV cache, e.g. 4GiB")
+        ->capture_default_str();
+    app.add_option("--kv-cache-dtype", f.kv_cache_dtype,
+                   "auto (float32 on the CPU) | float32 | bfloat16 | float16")
+        ->capture_default_str();
+    app.add_option("--sparse-method", f.sparse_method, "KV cache method id")->capture_default_str();
+    app.add_option("--sparse-config", f.sparse_config, "the method's knobs as a JSON object")
+        ->capture_default_str();
+    app.add_option("-t,--threads", f.threads, "CPU threads (0: all cores)")->capture_default_str();
+    app.add_option("--seed", f.seed, "seed for requests that set none")->capture_default_str();
+    app.add_option("--max-num-seqs", f.max_num_seqs, "most sequences in one step")
+        ->capture_default_str();
+    app.add_option("--max-num-batched-tokens", f.max_num_batched_tokens, "most tokens in one step")
+        ->capture_default_str();
+    app.add_option("--prefill-chunk-size", f.prefill_chunk_size,
+                   "longest piece of one prompt in one step")
+        ->capture_default_str();
+}
+
+Expected<int64_t> parse_byte_size(const std::string& text) {
+    size_t pos = 0;
+    while (pos < text.size() && (std::isdigit(static_cast<unsigned char>(text[pos])) != 0)) ++pos;
+    if (pos == 0 || pos > 15) {
+        return invalid_argument(fmt::format("'{}' is not a size like 4GiB or 512MiB", text));
+    }
+    const int64_t number = std::stoll(text.substr(0, pos));
+    const std::string unit = text.substr(pos);
+    int64_t scale = 0;
+    if (unit.empty() || unit == "B") scale = 1;
+    if (unit == "K" || unit == "KiB" || unit == "KB") scale = int64_t{1} << 10;
+    if (unit == "M" || unit == "MiB" || unit == "MB") scale = int64_t{1} << 20;
+    if (unit == "G" || unit == "GiB" || unit == "GB") scale = int64_t{1} << 30;
+    if (unit == "T" || unit == "TiB" || unit == "TB") scale = int64_t{1} << 40;
+    if (scale == 0) {
+        return invalid_argument(
+            fmt::format("'{}' has unknown unit '{}' (use B, KiB, MiB, GiB)", text, unit));
+    }
+    return number * scale;
+}
+
+Expected<EngineConfig> to_engine_config(const EngineFlags& f) {
+    EngineConfig config;
+    auto resolved = resolve_model_path(f.model);
+    if (!resolved.ok()) return resolved.status().with_context("--model");
+    config.load = {.model = resolved.value(),
+                   .load_format = f.load_format,
+                   .dtype = f.dtype,
+                   .seed = f.seed,
+                   .on_progress = {}};
+    config.max_model_len = f.max_model_len;
+    config.block_size = f.block_size;
+    auto bytes = parse_byte_size(f.kv_cache_memory);
+    if (!bytes.ok()) return bytes.status().with_context("--kv-cache-memory");
+    config.kv_cache_memory_bytes = bytes.value();
+    config.kv_cache_dtype = f.kv_cache_dtype;
+    config.sparse_method = f.sparse_method;
+    config.sparse_config = nlohmann::json::parse(f.sparse_config, nullptr, false);
+    if (config.sparse_config.is_discarded() || !config.sparse_config.is_object()) {
+        return invalid_argument(
+            fmt::format("--sparse-config: '{}' is not a JSON object", f.sparse_config));
+    }
+    if (f.threads < 0) return invalid_argument("--threads must be >= 0");
+    config.num_threads = f.threads;
+    config.seed = f.seed;
+    if (f.max_num_seqs < 1) return invalid_argument("--max-num-seqs must be >= 1");
+    if (f.max_num_batched_tokens < 1) {
+        return invalid_argument("--max-num-batched-tokens must be >= 1");
+    }
+    if (f.prefill_chunk_size < 1) return invalid_argument("--prefill-chunk-size must be >= 1");
+    config.scheduler = {.max_num_seqs = f.max_num_seqs,
+                        .max_num_batched_tokens = f.max_num_batched_tokens,
+                        .prefill_chunk_size = f.prefill_chunk_size};
+    return config;
+}
+
+}  // namespace se::cli

@@ -1,0 +1,26 @@
+// Everything an Engine is built from. Field names follow the vLLM flags they come from.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "engine/scheduler.h"
+#include "model/model_loader.h"
+
+namespace se {
+
+struct EngineConfig {
+    LoadOptions load;                                  // --model, --load-format, --dtype
+    int32_t max_model_len = 0;                         // 0: the model's max_position_embeddings
+    int32_t block_size = 16;                           // --block-size: KV entries per block
+    int64_t kv_cache_memory_bytes = int64_t{4} << 30;  // --kv-cache-memory (CPU)
+    std::string kv_cache_dtype = "auto";  // auto (F32 on the CPU) | float32 | bfloat16 | float16
+    std::string sparse_method;            // --sparse-method (a registered method id)
+    nlohmann::json sparse_config = nlohmann::json::object();  // --sparse-config
+    int32_t num_threads = 0;                                  // --threads; 0 = every core
+    uint64_t seed = 0;          // --seed: requests without their own seed derive one
+    SchedulerConfig scheduler;  // --max-num-seqs, --max-num-batched-tokens, ...
+};
+
+}  // namespace se

@@ -1,0 +1,93 @@
+#include "engine/sequence.h"
+
+namespace se {
+
+Sequence::Sequence(SequenceOptions options, const Tokenizer* tokenizer)
+    : tokens_(std::move(options.prompt)),
+      num_prompt_tokens_(static_cast<int32_t>(tokens_.size())),
+      sampler_(options.params, options.sampler),
+      stop_checker_(options.params, options.eos_token_ids),
+      on_delta_(std::move(options.on_delta)),
+      arrival_(Clock::now()) {
+    output_.id = options.id;
+    output_.prompt_token_ids = tokens_;
+    output_.usage.prompt_tokens = num_prompt_tokens_;
+    if (tokenizer != nullptr) {
+        decoder_.emplace(*tokenizer,
+                         DecodeOptions{.skip_special_tokens = options.params.skip_special_tokens});
+    }
+}
+
+void Sequence::advance(int32_t count) {
+    SE_CHECK(count >= 0 && num_computed_tokens_ + count <= num_tokens());
+    num_computed_tokens_ += count;
+}
+
+bool Sequence::sample_and_append(std::span<float> logits) {
+    SE_CHECK(status_ == SeqStatus::kRunning && num_pending_tokens() == 0);
+    const std::span<const int32_t> all(tokens_);
+    const SampleResult result =
+        sampler_.sample(logits, all.first(num_prompt_tokens_), all.subspan(num_prompt_tokens_));
+    tokens_.push_back(result.token);
+    output_.token_ids.push_back(result.token);
+    output_.usage.completion_tokens = static_cast<int32_t>(output_.token_ids.size());
+    if (result.logprobs) output_.logprobs.push_back(*result.logprobs);
+    if (output_.token_ids.size() == 1) {
+        output_.timings.first_token_seconds =
+            std::chrono::duration<double>(Clock::now() - arrival_).count();
+    }
+
+    // The sampler only returns ids inside the vocabulary the logits cover.
+    std::string piece;
+    if (decoder_) {
+        Expected<std::string> text = decoder_->push(result.token);
+        SE_CHECK(text.ok(), "%s", text.status().to_string().c_str());
+        piece = std::move(text).value();
+    }
+    StopDecision decision =
+        stop_checker_.on_token(result.token, piece, output_.usage.completion_tokens);
+    if (decision.finished()) {
+        output_.finish_reason = decision.finish_reason;
+        output_.stop_reason = decision.stop_reason;
+        // Bytes the stream decoder still holds (an unfinished UTF-8 sequence) end the text,
+        // unless a stop string cut the text before them.
+        if (!std::holds_alternative<std::string>(decision.stop_reason)) {
+            if (decoder_) decision.emit_text += decoder_->flush();
+        }
+        status_ = SeqStatus::kFinished;
+    }
+    output_.text += decision.emit_text;
+    emit(std::move(decision.emit_text), result.logprobs, result.token);
+    return decision.finished();
+}
+
+void Sequence::abort(Status error) {
+    if (status_ == SeqStatus::kFinished) return;
+    output_.finish_reason = FinishReason::kAbort;
+    output_.error = std::move(error);
+    status_ = SeqStatus::kFinished;
+    emit({}, std::nullopt, -1);
+}
+
+void Sequence::add_step_time(double seconds, bool prefill) {
+    if (!started_) {
+        output_.timings.queue_seconds =
+            std::chrono::duration<double>(Clock::now() - arrival_).count() - seconds;
+        started_ = true;
+    }
+    (prefill ? output_.timings.prefill_seconds : output_.timings.decode_seconds) += seconds;
+}
+
+void Sequence::emit(std::string text, std::optional<SampledLogprobs> logprobs, int32_t token) {
+    if (!on_delta_) return;
+    StreamDelta delta{.id = output_.id,
+                      .text = std::move(text),
+                      .token_ids = {},
+                      .logprobs = logprobs,
+                      .finish_reason = output_.finish_reason,
+                      .output = &output_};
+    if (token >= 0) delta.token_ids.push_back(token);
+    on_delta_(delta);
+}
+
+}  // namespace se

@@ -1,0 +1,86 @@
+// One request as the engine runs it: its tokens, how many of them have KV computed, and the
+// per-request sampling, detokenization and stop state.
+//
+//   tokens:  [ prompt ............................ | output ........ ]
+//            [ computed (KV stored) ...... ) [ still to run ..... ]
+//                                       num_computed_tokens
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "engine/request.h"
+#include "engine/sampling/sampler.h"
+#include "engine/sampling/stop_checker.h"
+#include "kv/paged_kv_store.h"
+#include "tokenizer/stream_decoder.h"
+#include "tokenizer/tokenizer.h"
+
+namespace se {
+
+enum class SeqStatus : uint8_t { kWaiting, kRunning, kFinished };
+
+struct SequenceOptions {
+    RequestId id = 0;
+    std::vector<int32_t> prompt;
+    SamplingParams params;
+    SamplerOptions sampler;
+    std::vector<int32_t> eos_token_ids;
+    StreamCallback on_delta;  // may be empty
+};
+
+class Sequence {
+  public:
+    using Clock = std::chrono::steady_clock;
+
+    // `tokenizer` may be null (a model without one): outputs then carry token ids only.
+    Sequence(SequenceOptions options, const Tokenizer* tokenizer);
+
+    RequestId id() const { return output_.id; }
+    SeqId seq_id() const { return output_.id; }
+    SeqStatus status() const { return status_; }
+    void set_status(SeqStatus status) { status_ = status; }
+
+    const std::vector<int32_t>& tokens() const { return tokens_; }
+    int32_t num_tokens() const { return static_cast<int32_t>(tokens_.size()); }
+    int32_t num_prompt_tokens() const { return num_prompt_tokens_; }
+    int32_t num_computed_tokens() const { return num_computed_tokens_; }
+    bool prompt_done() const { return num_computed_tokens_ >= num_prompt_tokens_; }
+    // Tokens whose KV is not computed yet (the prompt's rest, or the last sampled token).
+    int32_t num_pending_tokens() const { return num_tokens() - num_computed_tokens_; }
+
+    // Records that the step computed KV for `count` more tokens.
+    void advance(int32_t count);
+
+    // Samples the next token from `logits` (f32 [vocab], modified), detokenizes it, checks stop
+    // conditions and streams the delta. Returns true when the request has finished.
+    bool sample_and_append(std::span<float> logits);
+
+    // Ends the request without a natural stop (cancelled or failed).
+    void abort(Status error);
+
+    // Adds to the per-request timings.
+    void add_step_time(double seconds, bool prefill);
+
+    const RequestOutput& output() const { return output_; }
+    const Clock::time_point& arrival() const { return arrival_; }
+
+  private:
+    void emit(std::string text, std::optional<SampledLogprobs> logprobs, int32_t token);
+
+    std::vector<int32_t> tokens_;
+    int32_t num_prompt_tokens_ = 0;
+    int32_t num_computed_tokens_ = 0;
+    SeqStatus status_ = SeqStatus::kWaiting;
+    Sampler sampler_;
+    StopChecker stop_checker_;
+    std::optional<StreamDecoder> decoder_;
+    StreamCallback on_delta_;
+    RequestOutput output_;
+    Clock::time_point arrival_;
+    bool started_ = false;
+};
+
+}  // namespace se

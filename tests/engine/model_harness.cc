@@ -1,0 +1,93 @@
+#include "model_harness.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace se::testing {
+
+ModelHarness::ModelHarness(const std::string& model_path, int32_t num_threads, int32_t block_size) {
+    auto loaded = load_model({.model = model_path});
+    SE_CHECK(loaded.ok(), "%s", loaded.status().to_string().c_str());
+    loaded_ = std::move(loaded).value();
+    ops_ = std::make_unique<CpuOps>(CpuOptions{.num_threads = num_threads});
+    auto model = DecoderModel::create(loaded_.config, loaded_.weights, *ops_);
+    SE_CHECK(model.ok(), "%s", model.status().to_string().c_str());
+    model_ = std::move(model).value();
+    const ModelConfig& c = loaded_.config;
+    const nlohmann::json knobs = nlohmann::json::object();
+    auto method = builtin_methods().create("dense", {.model = c,
+                                                     .ops = *ops_,
+                                                     .kv_layout = {.dtype = DType::kF32,
+                                                                   .block_size = block_size,
+                                                                   .num_kv_heads = c.num_kv_heads,
+                                                                   .head_dim = c.head_dim},
+                                                     .kv_cache_bytes = int64_t{256} << 20,
+                                                     .knobs = knobs});
+    SE_CHECK(method.ok(), "%s", method.status().to_string().c_str());
+    method_ = std::move(method).value();
+    controller_ = std::make_unique<SparseController>(
+        *ops_, *method_.runtime, *method_.cache,
+        AttentionArgs{.num_heads = c.num_heads,
+                      .num_kv_heads = c.num_kv_heads,
+                      .head_dim = c.head_dim,
+                      .scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim))});
+}
+
+std::vector<std::vector<float>> ModelHarness::prefill_logits(
+    const std::vector<std::vector<int32_t>>& prompts, int32_t chunk) {
+    const int64_t vocab = loaded_.config.vocab_size;
+    std::vector<std::vector<float>> out(prompts.size());
+    std::vector<SeqId> ids;
+    for (size_t i = 0; i < prompts.size(); ++i) {
+        ids.push_back(next_seq_++);
+        out[i].reserve(prompts[i].size() * vocab);
+    }
+    std::vector<int32_t> done(prompts.size(), 0);
+    while (true) {
+        StepPlan plan{.phase = StepPhase::kPrefill, .seqs = {}};
+        std::vector<int32_t> tokens, positions, owner;
+        for (size_t i = 0; i < prompts.size(); ++i) {
+            const auto len = static_cast<int32_t>(prompts[i].size());
+            const int32_t count = std::min(chunk, len - done[i]);
+            if (count <= 0) continue;
+            plan.seqs.push_back({.seq_id = ids[i],
+                                 .num_new_tokens = count,
+                                 .num_computed_tokens = done[i],
+                                 .completes_prompt = done[i] + count == len});
+            for (int32_t t = done[i]; t < done[i] + count; ++t) {
+                tokens.push_back(prompts[i][t]);
+                positions.push_back(t);
+                owner.push_back(static_cast<int32_t>(i));
+            }
+            done[i] += count;
+        }
+        if (plan.seqs.empty()) break;
+        std::vector<int32_t> rows(tokens.size());
+        for (size_t r = 0; r < rows.size(); ++r) rows[r] = static_cast<int32_t>(r);
+        std::vector<float> logits(rows.size() * vocab, std::numeric_limits<float>::quiet_NaN());
+        SE_CHECK(controller_->begin_step(plan).ok());
+        model_->forward(
+            {.token_ids = tokens, .positions = positions, .logit_rows = rows}, *controller_,
+            TensorView{DType::kF32, logits.data(), static_cast<int64_t>(rows.size()), vocab});
+        controller_->end_step();
+        for (size_t r = 0; r < rows.size(); ++r) {
+            out[owner[r]].insert(out[owner[r]].end(), logits.begin() + r * vocab,
+                                 logits.begin() + (r + 1) * vocab);
+        }
+    }
+    for (SeqId id : ids) method_.cache->release(id);
+    return out;
+}
+
+double max_abs_diff(const float* a, const float* b, size_t n) {
+    double worst = 0.0;
+    for (size_t i = 0; i < n; ++i) {
+        const double d = std::fabs(static_cast<double>(a[i]) - b[i]);
+        if (std::isnan(d)) return std::numeric_limits<double>::infinity();
+        worst = std::max(worst, d);
+    }
+    return worst;
+}
+
+}  // namespace se::testing

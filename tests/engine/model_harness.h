@@ -1,0 +1,41 @@
+// A model with the dense method, driven step by step the way the engine drives it, so tests can
+// read the logits of every position of ragged, chunked prefill batches.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backend/cpu/cpu_ops.h"
+#include "model/decoder_model.h"
+#include "model/model_loader.h"
+#include "sparse/method_registry.h"
+#include "sparse/sparse_controller.h"
+
+namespace se::testing {
+
+class ModelHarness {
+  public:
+    ModelHarness(const std::string& model_path, int32_t num_threads, int32_t block_size = 16);
+
+    const ModelConfig& config() const { return loaded_.config; }
+
+    // Runs the prompts through prefill in chunks of at most `chunk` tokens per sequence per step
+    // (all prompts in every step: a ragged batch) and returns, per prompt, the logits of every
+    // position: f32 [len, vocab] row-major. The sequences are released afterwards.
+    std::vector<std::vector<float>> prefill_logits(const std::vector<std::vector<int32_t>>& prompts,
+                                                   int32_t chunk);
+
+  private:
+    LoadedModel loaded_;
+    std::unique_ptr<CpuOps> ops_;
+    std::unique_ptr<DecoderModel> model_;
+    Method method_;
+    std::unique_ptr<SparseController> controller_;
+    SeqId next_seq_ = 1;
+};
+
+// Largest |a[i] - b[i]|; NaN anywhere counts as infinite.
+double max_abs_diff(const float* a, const float* b, size_t n);
+
+}  // namespace se::testing
