@@ -27,7 +27,6 @@ std::function<void(float)> progress_printer() {
 Expected<std::unique_ptr<Engine>> start_engine(const EngineFlags& flags) {
     SE_ASSIGN_OR_RETURN(EngineConfig config, to_engine_config(flags));
     config.load.on_progress = progress_printer();
-    if (!config.load.on_progress) fmt::print(stderr, "loading model {}\n", config.load.model);
     SE_ASSIGN_OR_RETURN(std::unique_ptr<Engine> engine, Engine::create(config));
     const ModelConfig& mc = engine->model_config();
     fmt::print(stderr,

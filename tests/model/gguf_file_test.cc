@@ -5,8 +5,8 @@
 #include <cstring>
 #include <limits>
 
-#include "gguf_writer.h"
-#include "test_files.h"
+#include "support/gguf_writer.h"
+#include "support/test_files.h"
 
 namespace se {
 namespace {

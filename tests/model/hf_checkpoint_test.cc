@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 
 #include "model/required_weights.h"
-#include "test_files.h"
-#include "tiny_models.h"
+#include "support/test_files.h"
+#include "support/tiny_models.h"
 
 namespace se {
 namespace {

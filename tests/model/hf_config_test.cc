@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "tiny_models.h"
+#include "support/tiny_models.h"
 
 namespace se {
 namespace {

@@ -6,8 +6,8 @@
 #include <cstring>
 
 #include "core/half.h"
-#include "test_files.h"
-#include "tiny_models.h"
+#include "support/test_files.h"
+#include "support/tiny_models.h"
 
 namespace se {
 namespace {

@@ -2,8 +2,8 @@
 
 #include <gtest/gtest.h>
 
-#include "safetensors_writer.h"
-#include "test_files.h"
+#include "support/safetensors_writer.h"
+#include "support/test_files.h"
 
 namespace se {
 namespace {

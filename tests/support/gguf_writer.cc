@@ -1,10 +1,10 @@
-#include "gguf_writer.h"
+#include "support/gguf_writer.h"
 
 #include <gtest/gtest.h>
 
 #include <cstring>
 
-#include "test_files.h"
+#include "support/test_files.h"
 
 namespace se::testing {
 

@@ -1,8 +1,8 @@
-#include "safetensors_writer.h"
+#include "support/safetensors_writer.h"
 
 #include <cstring>
 
-#include "test_files.h"
+#include "support/test_files.h"
 
 namespace se::testing {
 

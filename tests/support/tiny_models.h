@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "gguf_writer.h"
-#include "safetensors_writer.h"
+#include "support/gguf_writer.h"
+#include "support/safetensors_writer.h"
 
 namespace se::testing {
 

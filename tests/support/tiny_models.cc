@@ -1,11 +1,11 @@
-#include "tiny_models.h"
+#include "support/tiny_models.h"
 
 #include <fmt/core.h>
 #include <gtest/gtest.h>
 
 #include "model/hf_config.h"
 #include "model/required_weights.h"
-#include "test_files.h"
+#include "support/test_files.h"
 
 namespace se::testing {
 namespace {
