@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <nlohmann/json.hpp>
 #include <numeric>
 #include <random>
 
@@ -17,6 +18,7 @@ struct BenchFlags {
     int32_t prompt_tokens = 512;
     int32_t gen_tokens = 128;
     int32_t repetitions = 5;
+    std::string output = "md";
 };
 
 using Clock = std::chrono::steady_clock;
@@ -49,12 +51,40 @@ double time_generation(Engine& engine, int32_t n) {
     return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-std::string mean_sd(const std::vector<double>& tps) {
-    const double mean = std::accumulate(tps.begin(), tps.end(), 0.0) / tps.size();
+struct Summary {
+    double mean = 0.0;
+    double sd = 0.0;
+};
+
+Summary summarize(const std::vector<double>& tps) {
+    Summary s;
+    s.mean = std::accumulate(tps.begin(), tps.end(), 0.0) / tps.size();
     double var = 0;
-    for (double v : tps) var += (v - mean) * (v - mean);
-    const double sd = tps.size() > 1 ? std::sqrt(var / (tps.size() - 1)) : 0.0;
-    return fmt::format("{:.2f} ± {:.2f}", mean, sd);
+    for (double v : tps) var += (v - s.mean) * (v - s.mean);
+    s.sd = tps.size() > 1 ? std::sqrt(var / (tps.size() - 1)) : 0.0;
+    return s;
+}
+
+// llama-bench's two formats: a markdown table, or one JSON object per test in an array.
+void print_results(const BenchFlags& flags, const std::string& model,
+                   const std::vector<std::pair<std::string, Summary>>& rows) {
+    if (flags.output == "json") {
+        nlohmann::json out = nlohmann::json::array();
+        for (const auto& [test, s] : rows) {
+            out.push_back({{"model", model},
+                           {"threads", flags.engine.threads},
+                           {"test", test},
+                           {"avg_ts", s.mean},
+                           {"stddev_ts", s.sd}});
+        }
+        fmt::print("{}\n", out.dump(2));
+        return;
+    }
+    fmt::print("| model | backend | threads | test | t/s |\n| --- | --- | ---: | ---: | ---: |\n");
+    for (const auto& [test, s] : rows) {
+        fmt::print("| {} | CPU | {} | {} | {:.2f} ± {:.2f} |\n", model, flags.engine.threads, test,
+                   s.mean, s.sd);
+    }
 }
 
 int run_bench(BenchFlags flags) {
@@ -79,16 +109,10 @@ int run_bench(BenchFlags flags) {
     const ModelConfig& mc = engine.model_config();
     const std::string model =
         fmt::format("{} {}L/{}d", mc.architecture, mc.num_layers, mc.hidden_size);
-    const int threads = flags.engine.threads;
-    fmt::print("| model | backend | threads | test | t/s |\n| --- | --- | ---: | ---: | ---: |\n");
-    if (!pp.empty()) {
-        fmt::print("| {} | CPU | {} | pp{} | {} |\n", model, threads, flags.prompt_tokens,
-                   mean_sd(pp));
-    }
-    if (!tg.empty()) {
-        fmt::print("| {} | CPU | {} | tg{} | {} |\n", model, threads, flags.gen_tokens,
-                   mean_sd(tg));
-    }
+    std::vector<std::pair<std::string, Summary>> rows;
+    if (!pp.empty()) rows.emplace_back(fmt::format("pp{}", flags.prompt_tokens), summarize(pp));
+    if (!tg.empty()) rows.emplace_back(fmt::format("tg{}", flags.gen_tokens), summarize(tg));
+    print_results(flags, model, rows);
     return 0;
 }
 
@@ -106,6 +130,9 @@ void add_bench_command(CLI::App& app, std::function<int()>& run) {
     cmd->add_option("-r,--repetitions", flags->repetitions, "repetitions of each test")
         ->capture_default_str()
         ->check(CLI::PositiveNumber);
+    cmd->add_option("-o,--output", flags->output, "md | json")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"md", "json"}));
     cmd->callback([flags, &run] { run = [flags] { return run_bench(*flags); }; });
 }
 
