@@ -21,7 +21,7 @@ struct ChatFlags {
 };
 
 // Runs one assistant turn over `messages`, streaming it to stdout; returns its text.
-Expected<std::string> assistant_turn(Engine& engine, const nlohmann::json& messages,
+Expected<std::string> assistant_turn(Engine& engine, const nlohmann::ordered_json& messages,
                                      const SamplingParams& params) {
     SE_ASSIGN_OR_RETURN(std::vector<int32_t> ids, engine.chat_prompt_ids(messages));
     auto on_delta = [](const StreamDelta& d) {
@@ -43,7 +43,7 @@ int run_chat(const ChatFlags& flags) {
     auto engine = start_engine(flags.engine);
     if (!engine.ok()) return report_error(engine.status());
     const SamplingParams params = to_sampling_params(flags.sampling);
-    nlohmann::json messages = nlohmann::json::array();
+    nlohmann::ordered_json messages = nlohmann::ordered_json::array();
     if (!flags.system.empty()) messages.push_back({{"role", "system"}, {"content", flags.system}});
     if (!flags.prompt.empty()) {
         messages.push_back({{"role", "user"}, {"content", flags.prompt}});

@@ -29,7 +29,7 @@ int run_generate(const GenerateFlags& flags) {
     Expected<RequestId> id = internal_error("unset");
     if (flags.chat) {
         auto ids = e.chat_prompt_ids(
-            nlohmann::json::array({{{"role", "user"}, {"content", flags.prompt}}}));
+            nlohmann::ordered_json::array({{{"role", "user"}, {"content", flags.prompt}}}));
         if (!ids.ok()) return report_error(ids.status());
         id = e.add_request(std::move(ids).value(), to_sampling_params(flags.sampling), on_delta);
     } else {

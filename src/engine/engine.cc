@@ -142,27 +142,32 @@ Expected<RequestId> Engine::add_request(std::string_view prompt, SamplingParams 
     return add_request(std::move(ids), std::move(params), std::move(on_delta));
 }
 
-Expected<std::string> Engine::render_chat(const nlohmann::json& messages,
-                                          bool add_generation_prompt) const {
+Expected<std::string> Engine::render_chat(ChatTemplateInputs inputs) const {
     if (!chat_template_) return failed_precondition("the model has no chat template");
-    if (!messages.is_array()) return invalid_argument("messages must be an array");
-    nlohmann::json context = {{"messages", messages},
-                              {"add_generation_prompt", add_generation_prompt}};
+    if (!inputs.messages.is_array()) return invalid_argument("messages must be an array");
     if (tokenizer_) {
-        auto name = [&](std::optional<int32_t> id) {
-            if (!id) return std::string();
+        auto name = [&](std::optional<int32_t> id) -> std::optional<std::string> {
+            if (!id) return std::nullopt;
             auto text = tokenizer_->token_text(*id);
-            return text.ok() ? std::string(text.value()) : std::string();
+            return text.ok() ? std::optional<std::string>(text.value()) : std::nullopt;
         };
-        context["bos_token"] = loaded_.bos_token.value_or(name(tokenizer_->bos_id()));
-        context["eos_token"] = loaded_.eos_token.value_or(name(tokenizer_->eos_id()));
+        std::optional<std::string> bos =
+            loaded_.bos_token ? loaded_.bos_token : name(tokenizer_->bos_id());
+        std::optional<std::string> eos =
+            loaded_.eos_token ? loaded_.eos_token : name(tokenizer_->eos_id());
+        if (bos && !inputs.special_tokens.contains("bos_token"))
+            inputs.special_tokens["bos_token"] = *bos;
+        if (eos && !inputs.special_tokens.contains("eos_token"))
+            inputs.special_tokens["eos_token"] = *eos;
     }
-    return chat_template_->render(context);
+    return chat_template_->render(make_chat_context(inputs));
 }
 
-Expected<std::vector<int32_t>> Engine::chat_prompt_ids(const nlohmann::json& messages) const {
+Expected<std::vector<int32_t>> Engine::chat_prompt_ids(
+    const nlohmann::ordered_json& messages) const {
     if (!tokenizer_) return failed_precondition("the model has no tokenizer");
-    SE_ASSIGN_OR_RETURN(std::string text, render_chat(messages));
+    SE_ASSIGN_OR_RETURN(std::string text,
+                        render_chat({.messages = messages, .add_generation_prompt = true}));
     return tokenizer_->encode(text, {.add_special_tokens = false});
 }
 

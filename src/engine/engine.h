@@ -22,6 +22,7 @@
 #include "model/model_loader.h"
 #include "sparse/method_registry.h"
 #include "sparse/sparse_controller.h"
+#include "tokenizer/chat_template/chat_context.h"
 #include "tokenizer/chat_template/chat_template.h"
 #include "tokenizer/tokenizer.h"
 
@@ -46,11 +47,12 @@ class Engine {
     Expected<RequestId> add_request(std::string_view prompt, SamplingParams params,
                                     StreamCallback on_delta = {});
 
-    // Renders `messages` (an array of {role, content}) with the model's chat template.
-    Expected<std::string> render_chat(const nlohmann::json& messages,
-                                      bool add_generation_prompt = true) const;
-    // Chat prompt as token ids: the template renders special tokens itself, so none are added.
-    Expected<std::vector<int32_t>> chat_prompt_ids(const nlohmann::json& messages) const;
+    // Renders a conversation with the model's chat template (as transformers'
+    // apply_chat_template does); the tokenizer's special tokens are filled in.
+    Expected<std::string> render_chat(ChatTemplateInputs inputs) const;
+    // Chat prompt as token ids (with add_generation_prompt): the template writes special tokens
+    // itself, so the tokenizer adds none.
+    Expected<std::vector<int32_t>> chat_prompt_ids(const nlohmann::ordered_json& messages) const;
 
     // Cancels a request at any point; it finishes with finish reason abort and frees its KV.
     void abort(RequestId id);

@@ -2,50 +2,31 @@
 
 #include <fmt/core.h>
 
-#include "core/half.h"
-
 namespace se {
 namespace {
 
 class Binder {
   public:
-    Binder(const WeightStore& store, DecoderWeights& out) : store_(store), out_(out) {}
+    explicit Binder(const WeightStore& store) : store_(store) {}
 
     Expected<ConstTensorView> matrix(const std::string& name, int64_t rows, int64_t cols) {
         return store_.get(name, rows, cols);
     }
 
-    // A [1, cols] vector as F32, converted from F16/BF16 when needed.
+    // A [1, cols] vector; the loaders keep norm weights and biases in F32.
     Expected<ConstTensorView> vector(const std::string& name, int64_t cols) {
         SE_ASSIGN_OR_RETURN(ConstTensorView v, store_.get(name, 1, cols));
-        if (v.dtype == DType::kF32) return v;
-        HostBuffer copy(static_cast<size_t>(cols) * sizeof(float));
-        auto* dst = copy.as<float>();
-        const auto* src = static_cast<const uint16_t*>(v.data);
-        switch (v.dtype) {
-            case DType::kF16:
-                for (int64_t i = 0; i < cols; ++i) dst[i] = f16_to_f32(src[i]);
-                break;
-            case DType::kBF16:
-                for (int64_t i = 0; i < cols; ++i) dst[i] = bf16_to_f32(src[i]);
-                break;
-            case DType::kF32:
-            case DType::kQ8_0:
-            case DType::kQ4_0:
-            case DType::kQ4_1:
-            case DType::kI32:
-                return unsupported(
-                    fmt::format("weight '{}' has dtype {}; a norm weight or bias "
-                                "must be F32, F16 or BF16",
-                                name, dtype_name(v.dtype)));
+        if (v.dtype != DType::kF32) {
+            return unsupported(
+                fmt::format("weight '{}' has dtype {}; norm weights and biases "
+                            "must be F32",
+                            name, dtype_name(v.dtype)));
         }
-        out_.f32_copies.push_back(std::move(copy));
-        return ConstTensorView(DType::kF32, out_.f32_copies.back().data(), 1, cols);
+        return v;
     }
 
   private:
     const WeightStore& store_;
-    DecoderWeights& out_;
 };
 
 Expected<DecoderLayerWeights> bind_layer(const ModelConfig& c, int32_t layer, Binder& b) {
@@ -83,7 +64,7 @@ Expected<DecoderLayerWeights> bind_layer(const ModelConfig& c, int32_t layer, Bi
 
 Expected<DecoderWeights> bind_decoder_weights(const ModelConfig& config, const WeightStore& store) {
     DecoderWeights w;
-    Binder b(store, w);
+    Binder b(store);
     SE_ASSIGN_OR_RETURN(
         w.embed, b.matrix("model.embed_tokens.weight", config.vocab_size, config.hidden_size));
     w.layers.reserve(static_cast<size_t>(config.num_layers));

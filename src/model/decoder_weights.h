@@ -1,12 +1,11 @@
 // The weights of a Llama-family decoder (Llama 3.x, SmolLM2, Qwen2.5, Qwen3) bound by name from a
 // WeightStore, with shapes checked. Projections stay in their stored dtype (quantized or 16-bit);
-// norm weights and biases are small and are held as F32 copies.
+// norm weights and biases are F32 (the loaders store them so).
 #pragma once
 
 #include <vector>
 
 #include "core/expected.h"
-#include "core/host_buffer.h"
 #include "core/tensor_view.h"
 #include "model/model_config.h"
 #include "model/weight_store.h"
@@ -34,9 +33,8 @@ struct DecoderLayerWeights {
 struct DecoderWeights {
     ConstTensorView embed;  // any [vocab, hidden]
     std::vector<DecoderLayerWeights> layers;
-    ConstTensorView final_norm;          // f32 [1, hidden]
-    ConstTensorView lm_head;             // any [vocab, hidden]; the embedding when tied
-    std::vector<HostBuffer> f32_copies;  // storage of the converted norm weights and biases
+    ConstTensorView final_norm;  // f32 [1, hidden]
+    ConstTensorView lm_head;     // any [vocab, hidden]; the embedding when tied
 };
 
 // Errors name the missing or misshapen tensor.

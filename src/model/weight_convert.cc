@@ -3,50 +3,9 @@
 #include <algorithm>
 #include <cstring>
 
-#include "core/half.h"
+#include "core/float_elems.h"
 
 namespace se {
-namespace {
-
-float load(DType dtype, const void* src, int64_t i) {
-    switch (dtype) {
-        case DType::kF32:
-            return static_cast<const float*>(src)[i];
-        case DType::kF16:
-            return f16_to_f32(static_cast<const uint16_t*>(src)[i]);
-        case DType::kBF16:
-            return bf16_to_f32(static_cast<const uint16_t*>(src)[i]);
-        case DType::kQ8_0:
-        case DType::kQ4_0:
-        case DType::kQ4_1:
-        case DType::kI32:
-            break;
-    }
-    SE_CHECK(false, "not a float dtype: %s", dtype_name(dtype).data());
-    return 0.0f;
-}
-
-void store(DType dtype, void* dst, int64_t i, float v) {
-    switch (dtype) {
-        case DType::kF32:
-            static_cast<float*>(dst)[i] = v;
-            return;
-        case DType::kF16:
-            static_cast<uint16_t*>(dst)[i] = f32_to_f16(v);
-            return;
-        case DType::kBF16:
-            static_cast<uint16_t*>(dst)[i] = f32_to_bf16(v);
-            return;
-        case DType::kQ8_0:
-        case DType::kQ4_0:
-        case DType::kQ4_1:
-        case DType::kI32:
-            break;
-    }
-    SE_CHECK(false, "not a float dtype: %s", dtype_name(dtype).data());
-}
-
-}  // namespace
 
 bool dtype_is_float(DType dtype) {
     return dtype == DType::kF32 || dtype == DType::kF16 || dtype == DType::kBF16;
@@ -54,7 +13,7 @@ bool dtype_is_float(DType dtype) {
 
 void convert_floats(DType from, const void* src, DType to, void* dst, int64_t n) {
     SE_CHECK(dtype_is_float(from) && dtype_is_float(to));
-    for (int64_t i = 0; i < n; ++i) store(to, dst, i, load(from, src, i));
+    for (int64_t i = 0; i < n; ++i) store_float(to, dst, i, load_float(from, src, i));
 }
 
 Expected<HostBuffer> convert_tensor(const ConstTensorView& src, DType to) {

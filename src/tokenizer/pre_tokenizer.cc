@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
+#include "core/utf8.h"
 #include "tokenizer/unicode.h"
-#include "tokenizer/utf8.h"
 
 namespace se {
 namespace {

@@ -3,7 +3,7 @@
 
 #include <pcre2.h>
 
-#include "tokenizer/utf8.h"
+#include "core/utf8.h"
 
 namespace se {
 

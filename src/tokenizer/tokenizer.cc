@@ -2,9 +2,9 @@
 
 #include <algorithm>
 
+#include "core/utf8.h"
 #include "tokenizer/byte_level.h"
 #include "tokenizer/unicode.h"
-#include "tokenizer/utf8.h"
 
 namespace se {
 namespace {

@@ -5,10 +5,10 @@
 #include <map>
 #include <memory>
 
+#include "core/utf8.h"
 #include "fixtures.h"
 #include "tokenizer/stream_decoder.h"
 #include "tokenizer/tokenizer.h"
-#include "tokenizer/utf8.h"
 
 namespace se {
 namespace {

@@ -6,47 +6,10 @@
 
 #include "backend/cpu/dequant.h"
 #include "core/check.h"
-#include "core/half.h"
+#include "core/float_elems.h"
 
 namespace se {
 namespace {
-
-float load_elem(DType dtype, const void* base, int64_t index) {
-    switch (dtype) {
-        case DType::kF32:
-            return static_cast<const float*>(base)[index];
-        case DType::kF16:
-            return f16_to_f32(static_cast<const uint16_t*>(base)[index]);
-        case DType::kBF16:
-            return bf16_to_f32(static_cast<const uint16_t*>(base)[index]);
-        case DType::kQ8_0:
-        case DType::kQ4_0:
-        case DType::kQ4_1:
-        case DType::kI32:
-            break;
-    }
-    SE_CHECK(false, "KV cache dtype %s", dtype_name(dtype).data());
-}
-
-void store_elem(DType dtype, void* base, int64_t index, float value) {
-    switch (dtype) {
-        case DType::kF32:
-            static_cast<float*>(base)[index] = value;
-            return;
-        case DType::kF16:
-            static_cast<uint16_t*>(base)[index] = f32_to_f16(value);
-            return;
-        case DType::kBF16:
-            static_cast<uint16_t*>(base)[index] = f32_to_bf16(value);
-            return;
-        case DType::kQ8_0:
-        case DType::kQ4_0:
-        case DType::kQ4_1:
-        case DType::kI32:
-            break;
-    }
-    SE_CHECK(false, "KV cache dtype %s", dtype_name(dtype).data());
-}
 
 void rms_norm_span(const float* x, const float* w, int64_t c, float eps, float* y) {
     double sum = 0.0;
@@ -61,7 +24,7 @@ float kv_elem(const PagedKvCache& cache, const void* blocks, const PagedSeq& seq
     const PagedKvLayout& l = cache.layout;
     const int64_t slot =
         int64_t{seq.block_table[entry / l.block_size]} * l.block_size + entry % l.block_size;
-    return load_elem(l.dtype, blocks, (slot * l.num_kv_heads + kv_head) * l.head_dim + d);
+    return load_float(l.dtype, blocks, (slot * l.num_kv_heads + kv_head) * l.head_dim + d);
 }
 
 // Output row i, head h of one sequence: softmax over entries [0, kv_len - q_len + i].
@@ -181,10 +144,10 @@ void ReferenceOps::store_kv(const ConstTensorView& k, const ConstTensorView& v,
         const int64_t slot = write.slots[t];
         SE_CHECK(slot >= 0 && slot < cache.num_blocks * cache.layout.block_size);
         for (int64_t e = 0; e < entry; ++e) {
-            store_elem(cache.layout.dtype, cache.k_blocks, slot * entry + e,
-                       k.f32()[t * entry + e]);
-            store_elem(cache.layout.dtype, cache.v_blocks, slot * entry + e,
-                       v.f32()[t * entry + e]);
+            store_float(cache.layout.dtype, cache.k_blocks, slot * entry + e,
+                        k.f32()[t * entry + e]);
+            store_float(cache.layout.dtype, cache.v_blocks, slot * entry + e,
+                        v.f32()[t * entry + e]);
         }
     }
 }

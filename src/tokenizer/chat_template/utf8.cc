@@ -1,5 +1,7 @@
 #include "tokenizer/chat_template/utf8.h"
 
+#include "core/utf8.h"
+
 #include <utf8proc.h>
 
 #include <algorithm>
@@ -68,20 +70,8 @@ std::u32string utf8_decode(std::string_view text) {
 void append_utf8(std::string& out, char32_t cp) {
     if (cp >= kEscapeBase + 0x80 && cp <= kEscapeBase + 0xFF) {
         out.push_back(static_cast<char>(cp - kEscapeBase));
-    } else if (cp < 0x80) {
-        out.push_back(static_cast<char>(cp));
-    } else if (cp < 0x800) {
-        out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
-        out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-    } else if (cp < 0x10000) {
-        out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
-        out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-        out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
     } else {
-        out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
-        out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-        out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-        out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+        utf8::append(cp, out);
     }
 }
 
