@@ -36,5 +36,8 @@ function(se_add_test name)
   target_link_libraries(${name} PRIVATE se_options ${ARG_DEPS} GTest::gtest GTest::gtest_main)
   target_compile_definitions(${name} PRIVATE SE_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
   set(labels unit ${ARG_LABELS})
-  gtest_discover_tests(${name} PROPERTIES LABELS "${labels}" DISCOVERY_TIMEOUT 60)
+  # Tests run side by side (ctest -j): OpenMP threads that busy-wait at barriers would steal the
+  # cores their siblings need, so test processes wait passively.
+  gtest_discover_tests(${name} PROPERTIES LABELS "${labels}" ENVIRONMENT "OMP_WAIT_POLICY=passive"
+                       DISCOVERY_TIMEOUT 60)
 endfunction()

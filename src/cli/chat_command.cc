@@ -28,7 +28,8 @@ Expected<std::string> assistant_turn(Engine& engine, const nlohmann::ordered_jso
         std::fwrite(d.text.data(), 1, d.text.size(), stdout);
         std::fflush(stdout);
     };
-    SE_ASSIGN_OR_RETURN(RequestId id, engine.add_request(std::move(ids), params, on_delta));
+    SE_ASSIGN_OR_RETURN(RequestId id,
+                        engine.add_request(std::move(ids), params, {.on_delta = on_delta}));
     (void)id;
     while (engine.has_work()) engine.step();
     std::fputc('\n', stdout);

@@ -23,6 +23,11 @@ void add_engine_flags(CLI::App& app, EngineFlags& f) {
         ->capture_default_str();
     app.add_option("--block-size", f.block_size, "KV cache block size in tokens")
         ->capture_default_str();
+    app.add_flag("--enable-prefix-caching,!--no-enable-prefix-caching", f.enable_prefix_caching,
+                 "reuse the KV of shared prompt prefixes")
+        ->capture_default_str();
+    app.add_option("--served-model-name", f.served_model_name,
+                   "model name in responses and metrics (default: the model path)");
     app.add_option("--kv-cache-memory", f.kv_cache_memory, "memory for the KV cache, e.g. 4GiB")
         ->capture_default_str();
     app.add_option("--kv-cache-dtype", f.kv_cache_dtype,
@@ -74,6 +79,8 @@ Expected<EngineConfig> to_engine_config(const EngineFlags& f) {
                    .on_progress = {}};
     config.max_model_len = f.max_model_len;
     config.block_size = f.block_size;
+    config.enable_prefix_caching = f.enable_prefix_caching;
+    config.served_model_name = f.served_model_name;
     auto bytes = parse_byte_size(f.kv_cache_memory);
     if (!bytes.ok()) return bytes.status().with_context("--kv-cache-memory");
     config.kv_cache_memory_bytes = bytes.value();

@@ -15,6 +15,8 @@ struct EngineFlags {
     std::string dtype = "auto";
     int32_t max_model_len = 0;
     int32_t block_size = 16;
+    bool enable_prefix_caching = true;
+    std::string served_model_name;
     std::string kv_cache_memory = "4GiB";
     std::string kv_cache_dtype = "auto";
     std::string sparse_method = "dense";

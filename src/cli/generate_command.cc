@@ -31,10 +31,11 @@ int run_generate(const GenerateFlags& flags) {
         auto ids = e.chat_prompt_ids(
             nlohmann::ordered_json::array({{{"role", "user"}, {"content", flags.prompt}}}));
         if (!ids.ok()) return report_error(ids.status());
-        id = e.add_request(std::move(ids).value(), to_sampling_params(flags.sampling), on_delta);
+        id = e.add_request(std::move(ids).value(), to_sampling_params(flags.sampling),
+                           {.on_delta = on_delta});
     } else {
         id = e.add_request(std::string_view(flags.prompt), to_sampling_params(flags.sampling),
-                           on_delta);
+                           {.on_delta = on_delta});
     }
     if (!id.ok()) return report_error(id.status());
     while (e.has_work()) e.step();

@@ -1,8 +1,9 @@
+// Engine requests and the step loop.
 #include "engine/engine.h"
 
 #include <fmt/core.h>
+#include <xxhash.h>
 
-#include <algorithm>
 #include <chrono>
 
 namespace se {
@@ -10,83 +11,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-Expected<DType> kv_dtype_of(const std::string& name) {
-    if (name == "auto") return DType::kF32;  // the CPU backend's activation dtype
-    std::optional<DType> dtype = parse_dtype(name);
-    if (!dtype) {
-        return invalid_argument(fmt::format(
-            "--kv-cache-dtype '{}' is not one of auto, float32, bfloat16, float16", name));
-    }
-    return *dtype;
-}
-
-void add_unique(std::vector<int32_t>& ids, int32_t id) {
-    if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
-}
-
 }  // namespace
-
-Expected<std::unique_ptr<Engine>> Engine::create(const EngineConfig& config) {
-    std::unique_ptr<Engine> engine(new Engine(config));
-    SE_RETURN_IF_ERROR(engine->init());
-    return engine;
-}
-
-Engine::~Engine() = default;
-
-Status Engine::init() {
-    SE_ASSIGN_OR_RETURN(loaded_, load_model(config_.load));
-    const ModelConfig& mc = loaded_.config;
-    if (loaded_.gguf_vocab) {
-        SE_ASSIGN_OR_RETURN(Tokenizer tok, Tokenizer::from_gguf(*loaded_.gguf_vocab));
-        tokenizer_ = std::make_unique<Tokenizer>(std::move(tok));
-    } else if (!loaded_.tokenizer_json.empty()) {
-        auto tok = Tokenizer::from_json(loaded_.tokenizer_json,
-                                        {.bos_token = loaded_.bos_token.value_or(""),
-                                         .eos_token = loaded_.eos_token.value_or("")});
-        if (!tok.ok()) return tok.status().with_context(loaded_.source_path + "/tokenizer.json");
-        tokenizer_ = std::make_unique<Tokenizer>(std::move(tok).value());
-    }
-    if (!loaded_.chat_template.empty()) {
-        auto tmpl = ChatTemplate::parse(loaded_.chat_template);
-        if (!tmpl.ok()) return tmpl.status().with_context("chat template");
-        chat_template_ = std::make_unique<ChatTemplate>(std::move(tmpl).value());
-    }
-    for (int32_t id : mc.eos_token_ids) add_unique(eos_token_ids_, id);
-    for (int32_t id : loaded_.generation.eos_token_ids) add_unique(eos_token_ids_, id);
-    if (tokenizer_ && tokenizer_->eos_id()) add_unique(eos_token_ids_, *tokenizer_->eos_id());
-
-    max_model_len_ = config_.max_model_len > 0 ? config_.max_model_len : mc.max_position_embeddings;
-    if (max_model_len_ > mc.max_position_embeddings) {
-        return invalid_argument(
-            fmt::format("--max-model-len {} exceeds the model's max_position_embeddings {}",
-                        config_.max_model_len, mc.max_position_embeddings));
-    }
-    if (config_.block_size <= 0 || config_.block_size > 1024) {
-        return invalid_argument(
-            fmt::format("--block-size must be in [1, 1024], got {}", config_.block_size));
-    }
-    SE_ASSIGN_OR_RETURN(DType kv_dtype, kv_dtype_of(config_.kv_cache_dtype));
-
-    ops_ = std::make_unique<CpuOps>(CpuOptions{.num_threads = config_.num_threads});
-    SE_ASSIGN_OR_RETURN(model_, DecoderModel::create(mc, loaded_.weights, *ops_));
-    const MethodContext context{.model = mc,
-                                .ops = *ops_,
-                                .kv_layout = {.dtype = kv_dtype,
-                                              .block_size = config_.block_size,
-                                              .num_kv_heads = mc.num_kv_heads,
-                                              .head_dim = mc.head_dim},
-                                .kv_cache_bytes = config_.kv_cache_memory_bytes,
-                                .knobs = config_.sparse_config};
-    SE_ASSIGN_OR_RETURN(method_, builtin_methods().create(config_.sparse_method, context));
-    const AttentionArgs args{.num_heads = mc.num_heads,
-                             .num_kv_heads = mc.num_kv_heads,
-                             .head_dim = mc.head_dim,
-                             .scale = 1.0f / std::sqrt(static_cast<float>(mc.head_dim))};
-    controller_ = std::make_unique<SparseController>(*ops_, *method_.runtime, *method_.cache, args);
-    runner_ = std::make_unique<ModelRunner>(*model_, *controller_);
-    return {};
-}
 
 int64_t Engine::kv_capacity_tokens() const {
     const CacheCapacity cap = method_.cache->capacity();
@@ -94,7 +19,7 @@ int64_t Engine::kv_capacity_tokens() const {
 }
 
 Expected<RequestId> Engine::add_request(std::vector<int32_t> prompt, SamplingParams params,
-                                        StreamCallback on_delta) {
+                                        RequestOptions options) {
     const int32_t vocab = loaded_.config.vocab_size;
     SE_RETURN_IF_ERROR(params.validate(vocab));
     if (prompt.empty()) return invalid_argument("prompt is empty");
@@ -107,7 +32,8 @@ Expected<RequestId> Engine::add_request(std::vector<int32_t> prompt, SamplingPar
     const auto prompt_len = static_cast<int32_t>(prompt.size());
     if (prompt_len >= max_model_len_) {
         return out_of_range(
-            fmt::format("prompt has {} tokens; --max-model-len {} leaves no room to generate",
+            fmt::format("prompt has {} tokens; --max-model-len {} leaves no room "
+                        "to generate",
                         prompt_len, max_model_len_));
     }
     const int32_t room = max_model_len_ - prompt_len;
@@ -115,60 +41,47 @@ Expected<RequestId> Engine::add_request(std::vector<int32_t> prompt, SamplingPar
         params.max_tokens = room;
     } else if (*params.max_tokens > room) {
         return out_of_range(
-            fmt::format("prompt ({} tokens) + max_tokens ({}) exceeds --max-model-len {}",
+            fmt::format("prompt ({} tokens) + max_tokens ({}) exceeds "
+                        "--max-model-len {}",
                         prompt_len, *params.max_tokens, max_model_len_));
     }
+    // The last sampled token never needs KV.
+    const int64_t most_tokens = int64_t{prompt_len} + *params.max_tokens - 1;
+    if (!method_.cache->oracle().fits_alone(most_tokens)) {
+        return resource_exhausted(
+            fmt::format("request needs KV for up to {} tokens but the KV cache holds {} "
+                        "(raise --kv-cache-memory or lower max_tokens)",
+                        most_tokens, kv_capacity_tokens()));
+    }
     const RequestId id = next_id_++;
+    const std::string salted = fmt::format("{}|{}", cache_ns_base_, options.cache_salt);
     auto seq = std::make_unique<Sequence>(
         SequenceOptions{.id = id,
+                        .cache_ns = XXH3_64bits(salted.data(), salted.size()),
                         .prompt = std::move(prompt),
                         .params = std::move(params),
                         .sampler = {.eos_token_ids = eos_token_ids_,
                                     .seed_if_unset = config_.seed * 0x9E3779B97F4A7C15ull +
                                                      static_cast<uint64_t>(id)},
                         .eos_token_ids = eos_token_ids_,
-                        .on_delta = std::move(on_delta)},
+                        .on_delta = std::move(options.on_delta)},
         tokenizer_.get());
-    scheduler_.add(seq.get());
+    scheduler_->add(seq.get());
     seqs_.emplace(id, std::move(seq));
+    refresh_gauges();
     return id;
 }
 
 Expected<RequestId> Engine::add_request(std::string_view prompt, SamplingParams params,
-                                        StreamCallback on_delta) {
+                                        RequestOptions options) {
     if (!tokenizer_) return failed_precondition("the model has no tokenizer; send token ids");
     SE_ASSIGN_OR_RETURN(std::vector<int32_t> ids,
                         tokenizer_->encode(prompt, {.add_special_tokens = true}));
-    return add_request(std::move(ids), std::move(params), std::move(on_delta));
+    return add_request(std::move(ids), std::move(params), std::move(options));
 }
 
-Expected<std::string> Engine::render_chat(ChatTemplateInputs inputs) const {
-    if (!chat_template_) return failed_precondition("the model has no chat template");
-    if (!inputs.messages.is_array()) return invalid_argument("messages must be an array");
-    if (tokenizer_) {
-        auto name = [&](std::optional<int32_t> id) -> std::optional<std::string> {
-            if (!id) return std::nullopt;
-            auto text = tokenizer_->token_text(*id);
-            return text.ok() ? std::optional<std::string>(text.value()) : std::nullopt;
-        };
-        std::optional<std::string> bos =
-            loaded_.bos_token ? loaded_.bos_token : name(tokenizer_->bos_id());
-        std::optional<std::string> eos =
-            loaded_.eos_token ? loaded_.eos_token : name(tokenizer_->eos_id());
-        if (bos && !inputs.special_tokens.contains("bos_token"))
-            inputs.special_tokens["bos_token"] = *bos;
-        if (eos && !inputs.special_tokens.contains("eos_token"))
-            inputs.special_tokens["eos_token"] = *eos;
-    }
-    return chat_template_->render(make_chat_context(inputs));
-}
-
-Expected<std::vector<int32_t>> Engine::chat_prompt_ids(
-    const nlohmann::ordered_json& messages) const {
-    if (!tokenizer_) return failed_precondition("the model has no tokenizer");
-    SE_ASSIGN_OR_RETURN(std::string text,
-                        render_chat({.messages = messages, .add_generation_prompt = true}));
-    return tokenizer_->encode(text, {.add_special_tokens = false});
+PrefixQuery Engine::prefix_query(const Sequence& seq) const {
+    return {.ns = seq.cache_ns(), .tokens = seq.tokens()};
 }
 
 void Engine::abort(RequestId id) {
@@ -178,46 +91,121 @@ void Engine::abort(RequestId id) {
     finish(*it->second);
 }
 
+void Engine::apply_queue_moves(const ScheduledStep& step) {
+    for (Sequence* seq : step.preempted) {
+        method_.cache->release(seq->seq_id());
+        seq->reset_for_recompute();
+        metrics_.num_preemptions.inc();
+    }
+    for (const Admission& a : step.admitted) {
+        const int32_t hit = method_.cache->attach_prefix(a.seq->seq_id(), prefix_query(*a.seq));
+        SE_CHECK(hit == a.hit_tokens, "prefix hit %d differs from the planned %d", hit,
+                 a.hit_tokens);
+        if (hit > 0) a.seq->start_from_cached_prefix(hit);
+        a.seq->set_status(SeqStatus::kRunning);
+    }
+    scheduler_->commit(step);
+}
+
 void Engine::step() {
-    std::optional<ScheduledStep> step = scheduler_.schedule();
+    std::optional<ScheduledStep> step = scheduler_->plan();
     if (!step) return;
+    apply_queue_moves(*step);
+    if (step->seqs.empty()) {  // the step only preempted
+        refresh_gauges();
+        return;
+    }
     const auto start = Clock::now();
     Expected<StepLogits> result = runner_->execute(*step);
     if (!result.ok()) {
-        handle_out_of_memory(*step, result.status());
+        recover_from_failed_step(*step);
         return;
     }
-    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-    const bool prefill = step->plan.phase == StepPhase::kPrefill;
-    ++stats_.num_steps;
-    (prefill ? stats_.prefill_seconds : stats_.decode_seconds) += seconds;
-    (prefill ? stats_.prefill_tokens : stats_.decode_tokens) += step->plan.num_tokens();
-    for (size_t i = 0; i < step->seqs.size(); ++i) {
-        step->seqs[i]->advance(step->plan.seqs[i].num_new_tokens);
-        step->seqs[i]->add_step_time(seconds, prefill);
-    }
-    StepLogits& out = result.value();
-    for (size_t i = 0; i < out.seqs.size(); ++i) {
-        float* row = out.logits.f32_row(static_cast<int64_t>(i));
-        if (out.seqs[i]->sample_and_append({row, static_cast<size_t>(out.logits.cols)})) {
-            finish(*out.seqs[i]);
-        }
-    }
+    after_forward(*step, result.value(),
+                  std::chrono::duration<double>(Clock::now() - start).count());
 }
 
-void Engine::handle_out_of_memory(const ScheduledStep& step, const Status& error) {
-    // Until preemption exists the newest sequence of the step gives way, with the reason.
+void Engine::after_forward(const ScheduledStep& step, StepLogits& out, double seconds) {
+    const bool prefill = step.plan.phase == StepPhase::kPrefill;
+    ++stats_.num_steps;
+    (prefill ? stats_.prefill_seconds : stats_.decode_seconds) += seconds;
+    (prefill ? stats_.prefill_tokens : stats_.decode_tokens) += step.plan.num_tokens();
+    metrics_.iteration_tokens_total.observe(step.plan.num_tokens());
+    for (size_t i = 0; i < step.seqs.size(); ++i) {
+        Sequence* seq = step.seqs[i];
+        const int32_t before = seq->num_computed_tokens();
+        seq->advance(step.plan.seqs[i].num_new_tokens);
+        seq->add_step_time(seconds, prefill);
+        // Once the prompt's KV is complete, later requests with the same prefix may reuse it.
+        if (before < seq->num_prompt_tokens() &&
+            seq->num_computed_tokens() >= seq->num_prompt_tokens()) {
+            method_.cache->publish_prefix(
+                seq->seq_id(),
+                {.ns = seq->cache_ns(),
+                 .tokens = std::span(seq->tokens())
+                               .first(static_cast<size_t>(seq->num_prompt_tokens()))});
+        }
+    }
+    for (size_t i = 0; i < out.seqs.size(); ++i) {
+        Sequence* seq = out.seqs[i];
+        float* row = out.logits.f32_row(static_cast<int64_t>(i));
+        const bool done = seq->sample_and_append({row, static_cast<size_t>(out.logits.cols)});
+        metrics_.generation_tokens.inc();
+        if (auto itl = seq->last_inter_token_seconds(); itl && seq->output().token_ids.size() > 1) {
+            metrics_.inter_token_latency_seconds.observe(*itl);
+        }
+        if (seq->output().token_ids.size() == 1) {
+            metrics_.time_to_first_token_seconds.observe(seq->output().timings.first_token_seconds);
+        }
+        if (done) finish(*seq);
+    }
+    refresh_gauges();
+}
+
+void Engine::recover_from_failed_step(const ScheduledStep& step) {
+    // The oracle's answers and the cache manager disagreed (a planning bug, or a method whose
+    // costs are estimates): give the newest sequence of the step back to the queue; nothing
+    // is lost, it recomputes later.
     Sequence* victim = step.seqs.back();
-    victim->abort(error.with_context(
-        "request could not continue: KV cache exhausted (raise --kv-cache-memory)"));
-    finish(*victim);
+    ScheduledStep undo;
+    undo.plan.phase = step.plan.phase;
+    undo.preempted.push_back(victim);
+    apply_queue_moves(undo);
 }
 
 void Engine::finish(Sequence& seq) {
+    const RequestOutput& out = seq.output();
     method_.cache->release(seq.seq_id());
-    scheduler_.remove(&seq);
-    finished_.push_back(seq.output());
+    scheduler_->remove(&seq);
+    metrics_.prompt_tokens.inc(out.usage.prompt_tokens);
+    metrics_.request_success[static_cast<size_t>(*out.finish_reason)].inc();
+    metrics_.e2e_request_latency_seconds.observe(
+        std::chrono::duration<double>(Clock::now() - seq.arrival()).count());
+    metrics_.request_queue_time_seconds.observe(out.timings.queue_seconds);
+    metrics_.request_prompt_tokens.observe(out.usage.prompt_tokens);
+    metrics_.request_generation_tokens.observe(out.usage.completion_tokens);
+    finished_.push_back(out);
     seqs_.erase(seq.id());
+    refresh_gauges();
+}
+
+void Engine::refresh_gauges() {
+    metrics_.num_requests_running.set(scheduler_->num_running());
+    metrics_.num_requests_waiting.set(scheduler_->num_waiting());
+    const CacheCapacity cap = method_.cache->capacity();
+    metrics_.kv_cache_usage_perc.set(
+        cap.num_blocks == 0 ? 0.0
+                            : static_cast<double>(cap.num_blocks - cap.num_free_blocks) /
+                                  static_cast<double>(cap.num_blocks));
+    const RadixCacheStats prefix = method_.cache->prefix_cache_stats();
+    metrics_.prefix_cache_queries.inc(prefix.num_query_tokens -
+                                      metrics_.prefix_cache_queries.value());
+    metrics_.prefix_cache_hits.inc(prefix.num_hit_tokens - metrics_.prefix_cache_hits.value());
+}
+
+std::string Engine::render_metrics() const {
+    return metrics_.render(config_.served_model_name.empty() ? loaded_.source_path
+                                                             : config_.served_model_name);
 }
 
 std::vector<RequestOutput> Engine::take_finished() {
@@ -228,8 +216,13 @@ Expected<std::vector<RequestOutput>> Engine::generate(
     const std::vector<std::vector<int32_t>>& prompts, const SamplingParams& params) {
     std::vector<RequestId> ids;
     for (const auto& prompt : prompts) {
-        SE_ASSIGN_OR_RETURN(RequestId id, add_request(prompt, params));
-        ids.push_back(id);
+        auto id = add_request(prompt, params);
+        if (!id.ok()) {
+            for (RequestId queued : ids) abort(queued);
+            take_finished();
+            return id.status();
+        }
+        ids.push_back(id.value());
     }
     std::map<RequestId, RequestOutput> done;
     while (done.size() < ids.size()) {

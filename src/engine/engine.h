@@ -1,19 +1,23 @@
 // The engine: requests in, tokens out. Owns the model, the method (runtime + cache manager), the
 // scheduler and the sequences; each step() runs one scheduled batch end to end:
 //
-//   schedule -> reserve KV (cache manager) -> forward (model through the sparse controller)
-//            -> sample, detokenize, stop checks, stream -> release finished sequences
+//   plan (scheduler, asking the method's MemoryOracle)
+//     -> preempt (release KV) / admit (attach cached prefix) -> reserve KV (cache manager)
+//     -> forward (model through the sparse controller) -> sample, detokenize, stop, stream
+//     -> publish prompt KV to the prefix cache -> release finished sequences -> metrics
 #pragma once
 
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <string>
 #include <string_view>
 #include <vector>
 
 #include "backend/cpu/cpu_ops.h"
 #include "engine/engine_config.h"
 #include "engine/engine_stats.h"
+#include "engine/metrics/engine_metrics.h"
 #include "engine/model_runner.h"
 #include "engine/request.h"
 #include "engine/scheduler.h"
@@ -28,6 +32,11 @@
 
 namespace se {
 
+struct RequestOptions {
+    StreamCallback on_delta;  // called for every streamed increment; may be empty
+    std::string cache_salt;   // requests with different salts never share prefix-cache blocks
+};
+
 class Engine {
   public:
     static Expected<std::unique_ptr<Engine>> create(const EngineConfig& config);
@@ -35,17 +44,19 @@ class Engine {
 
     const ModelConfig& model_config() const { return loaded_.config; }
     const Tokenizer& tokenizer() const { return *tokenizer_; }
+    bool has_tokenizer() const { return tokenizer_ != nullptr; }
     int32_t max_model_len() const { return max_model_len_; }
     const EngineConfig& config() const { return config_; }
     int64_t kv_capacity_tokens() const;
 
     // Queues a request. Errors (the request is not queued) name the bad field: an invalid
-    // sampling parameter, an empty prompt, or a prompt longer than max_model_len.
+    // sampling parameter, an empty prompt, a prompt longer than max_model_len, or a request
+    // that could not fit in the KV cache even alone.
     Expected<RequestId> add_request(std::vector<int32_t> prompt, SamplingParams params,
-                                    StreamCallback on_delta = {});
+                                    RequestOptions options = {});
     // Tokenizes with the tokenizer's special tokens (BOS where the model adds one).
     Expected<RequestId> add_request(std::string_view prompt, SamplingParams params,
-                                    StreamCallback on_delta = {});
+                                    RequestOptions options = {});
 
     // Renders a conversation with the model's chat template (as transformers'
     // apply_chat_template does); the tokenizer's special tokens are filled in.
@@ -59,7 +70,7 @@ class Engine {
 
     // Runs one step; a no-op when there is no work.
     void step();
-    bool has_work() const { return scheduler_.has_work(); }
+    bool has_work() const { return scheduler_->has_work(); }
 
     // Outputs of requests that finished since the last call.
     std::vector<RequestOutput> take_finished();
@@ -69,12 +80,25 @@ class Engine {
                                                   const SamplingParams& params);
 
     const EngineStats& stats() const { return stats_; }
+    const EngineMetrics& metrics() const { return metrics_; }
+    // Prometheus text of metrics().
+    std::string render_metrics() const;
+    CacheCapacity cache_capacity() const { return method_.cache->capacity(); }
+    RadixCacheStats prefix_cache_stats() const { return method_.cache->prefix_cache_stats(); }
+    // Drops every prefix-cache block no request uses.
+    void flush_prefix_cache() { method_.cache->flush_prefix_cache(); }
 
   private:
-    explicit Engine(const EngineConfig& config) : config_(config), scheduler_(config.scheduler) {}
+    explicit Engine(const EngineConfig& config) : config_(config) {}
     Status init();
+    Status init_tokenizer();
+    Status init_method();
+    PrefixQuery prefix_query(const Sequence& seq) const;
+    void apply_queue_moves(const ScheduledStep& step);
+    void after_forward(const ScheduledStep& step, StepLogits& out, double seconds);
     void finish(Sequence& seq);
-    void handle_out_of_memory(const ScheduledStep& step, const Status& error);
+    void recover_from_failed_step(const ScheduledStep& step);
+    void refresh_gauges();
 
     EngineConfig config_;
     LoadedModel loaded_;
@@ -82,16 +106,18 @@ class Engine {
     std::unique_ptr<ChatTemplate> chat_template_;
     std::vector<int32_t> eos_token_ids_;
     int32_t max_model_len_ = 0;
+    uint64_t cache_ns_base_ = 0;
     std::unique_ptr<CpuOps> ops_;
     std::unique_ptr<DecoderModel> model_;
     Method method_;
     std::unique_ptr<SparseController> controller_;
     std::unique_ptr<ModelRunner> runner_;
-    Scheduler scheduler_;
+    std::unique_ptr<Scheduler> scheduler_;
     std::map<RequestId, std::unique_ptr<Sequence>> seqs_;
     std::vector<RequestOutput> finished_;
     RequestId next_id_ = 1;
     EngineStats stats_;
+    EngineMetrics metrics_;
 };
 
 }  // namespace se

@@ -11,9 +11,11 @@
 namespace se {
 
 struct EngineConfig {
-    LoadOptions load;                                  // --model, --load-format, --dtype
-    int32_t max_model_len = 0;                         // 0: the model's max_position_embeddings
-    int32_t block_size = 16;                           // --block-size: KV entries per block
+    LoadOptions load;                   // --model, --load-format, --dtype
+    int32_t max_model_len = 0;          // 0: the model's max_position_embeddings
+    int32_t block_size = 16;            // --block-size: KV entries per block
+    bool enable_prefix_caching = true;  // --enable-prefix-caching / --no-enable-prefix-caching
+    std::string served_model_name;      // --served-model-name (metrics label; default: the path)
     int64_t kv_cache_memory_bytes = int64_t{4} << 30;  // --kv-cache-memory (CPU)
     std::string kv_cache_dtype = "auto";  // auto (F32 on the CPU) | float32 | bfloat16 | float16
     std::string sparse_method;            // --sparse-method (a registered method id)

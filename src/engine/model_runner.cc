@@ -17,8 +17,7 @@ Expected<StepLogits> ModelRunner::execute(const ScheduledStep& step) {
             positions_.push_back(t);
         }
         row += planned.num_new_tokens;
-        const bool samples = step.plan.phase == StepPhase::kDecode || planned.completes_prompt;
-        if (samples) {
+        if (planned.samples) {
             logit_rows_.push_back(row - 1);
             out.seqs.push_back(seq);
         }

@@ -3,7 +3,8 @@
 namespace se {
 
 Sequence::Sequence(SequenceOptions options, const Tokenizer* tokenizer)
-    : tokens_(std::move(options.prompt)),
+    : cache_ns_(options.cache_ns),
+      tokens_(std::move(options.prompt)),
       num_prompt_tokens_(static_cast<int32_t>(tokens_.size())),
       sampler_(options.params, options.sampler),
       stop_checker_(options.params, options.eos_token_ids),
@@ -23,6 +24,20 @@ void Sequence::advance(int32_t count) {
     num_computed_tokens_ += count;
 }
 
+void Sequence::start_from_cached_prefix(int32_t num_tokens) {
+    SE_CHECK(num_computed_tokens_ == 0 && num_tokens < this->num_tokens());
+    num_computed_tokens_ = num_tokens;
+    // Usage reports what the first admission reused, as vLLM's cached_tokens does.
+    if (!admitted_before_) output_.usage.cached_tokens = num_tokens;
+    admitted_before_ = true;
+}
+
+void Sequence::reset_for_recompute() {
+    num_computed_tokens_ = 0;
+    status_ = SeqStatus::kWaiting;
+    ++num_preemptions_;
+}
+
 bool Sequence::sample_and_append(std::span<float> logits) {
     SE_CHECK(status_ == SeqStatus::kRunning && num_pending_tokens() == 0);
     const std::span<const int32_t> all(tokens_);
@@ -32,10 +47,13 @@ bool Sequence::sample_and_append(std::span<float> logits) {
     output_.token_ids.push_back(result.token);
     output_.usage.completion_tokens = static_cast<int32_t>(output_.token_ids.size());
     if (result.logprobs) output_.logprobs.push_back(*result.logprobs);
+    const Clock::time_point now = Clock::now();
     if (output_.token_ids.size() == 1) {
-        output_.timings.first_token_seconds =
-            std::chrono::duration<double>(Clock::now() - arrival_).count();
+        output_.timings.first_token_seconds = std::chrono::duration<double>(now - arrival_).count();
+    } else {
+        last_itl_ = std::chrono::duration<double>(now - last_token_time_).count();
     }
+    last_token_time_ = now;
 
     // The sampler only returns ids inside the vocabulary the logits cover.
     std::string piece;

@@ -24,6 +24,7 @@ enum class SeqStatus : uint8_t { kWaiting, kRunning, kFinished };
 
 struct SequenceOptions {
     RequestId id = 0;
+    uint64_t cache_ns = 0;  // prefix-cache namespace (model, dtype, method, knobs, salt)
     std::vector<int32_t> prompt;
     SamplingParams params;
     SamplerOptions sampler;
@@ -39,6 +40,7 @@ class Sequence {
     Sequence(SequenceOptions options, const Tokenizer* tokenizer);
 
     RequestId id() const { return output_.id; }
+    uint64_t cache_ns() const { return cache_ns_; }
     SeqId seq_id() const { return output_.id; }
     SeqStatus status() const { return status_; }
     void set_status(SeqStatus status) { status_ = status; }
@@ -47,12 +49,21 @@ class Sequence {
     int32_t num_tokens() const { return static_cast<int32_t>(tokens_.size()); }
     int32_t num_prompt_tokens() const { return num_prompt_tokens_; }
     int32_t num_computed_tokens() const { return num_computed_tokens_; }
-    bool prompt_done() const { return num_computed_tokens_ >= num_prompt_tokens_; }
-    // Tokens whose KV is not computed yet (the prompt's rest, or the last sampled token).
+    // Tokens whose KV is not computed yet (the prompt's rest, or the last sampled token, or
+    // everything after a preemption).
     int32_t num_pending_tokens() const { return num_tokens() - num_computed_tokens_; }
+    // One new token per step from here on; otherwise the sequence is (re)filling its KV.
+    bool is_decoding() const {
+        return num_computed_tokens_ >= num_prompt_tokens_ && num_pending_tokens() == 1;
+    }
 
     // Records that the step computed KV for `count` more tokens.
     void advance(int32_t count);
+    // Starts the sequence from a cached prefix of `num_tokens` tokens.
+    void start_from_cached_prefix(int32_t num_tokens);
+    // Forgets every computed KV entry (preemption by recompute); tokens and sampling state stay.
+    void reset_for_recompute();
+    int32_t num_preemptions() const { return num_preemptions_; }
 
     // Samples the next token from `logits` (f32 [vocab], modified), detokenizes it, checks stop
     // conditions and streams the delta. Returns true when the request has finished.
@@ -66,10 +77,13 @@ class Sequence {
 
     const RequestOutput& output() const { return output_; }
     const Clock::time_point& arrival() const { return arrival_; }
+    // Seconds between the last two output tokens (unset before the second token).
+    std::optional<double> last_inter_token_seconds() const { return last_itl_; }
 
   private:
     void emit(std::string text, std::optional<SampledLogprobs> logprobs, int32_t token);
 
+    uint64_t cache_ns_ = 0;
     std::vector<int32_t> tokens_;
     int32_t num_prompt_tokens_ = 0;
     int32_t num_computed_tokens_ = 0;
@@ -81,6 +95,10 @@ class Sequence {
     RequestOutput output_;
     Clock::time_point arrival_;
     bool started_ = false;
+    Clock::time_point last_token_time_;
+    std::optional<double> last_itl_;
+    bool admitted_before_ = false;
+    int32_t num_preemptions_ = 0;
 };
 
 }  // namespace se

@@ -59,14 +59,37 @@ Status PagedKvStore::reserve(std::span<const SeqId> seqs, std::span<const int32_
 }
 
 void PagedKvStore::append(SeqId seq, int32_t count, std::vector<int64_t>& slots) {
-    Table& table = tables_.at(seq);
+    BlockTable& table = tables_.at(seq);
     const int32_t bs = layout_.block_size;
-    SE_CHECK(table.num_entries + count <= static_cast<int32_t>(table.blocks.size()) * bs,
-             "append past the reserved blocks");
+    SE_CHECK(table.num_entries + count <= table.capacity(bs), "append past the reserved blocks");
     for (int32_t j = table.num_entries; j < table.num_entries + count; ++j) {
-        slots.push_back(int64_t{table.blocks[j / bs]} * bs + j % bs);
+        slots.push_back(table.slot(j, bs));
     }
     table.num_entries += count;
+    table.num_tokens += count;
+}
+
+void PagedKvStore::attach(SeqId seq, std::span<const int32_t> blocks, int32_t num_tokens) {
+    SE_CHECK(!contains(seq), "attach to a sequence that has blocks already");
+    SE_CHECK(num_tokens <= static_cast<int32_t>(blocks.size()) * layout_.block_size);
+    BlockTable& table = tables_[seq];
+    for (int32_t b : blocks) pool_.ref(b);
+    table.blocks.assign(blocks.begin(), blocks.end());
+    table.num_entries = num_tokens;
+    table.num_tokens = num_tokens;
+}
+
+int32_t PagedKvStore::num_tokens(SeqId seq) const {
+    auto it = tables_.find(seq);
+    return it == tables_.end() ? 0 : it->second.num_tokens;
+}
+
+int32_t PagedKvStore::num_exclusive_blocks(SeqId seq) const {
+    auto it = tables_.find(seq);
+    if (it == tables_.end()) return 0;
+    const auto& blocks = it->second.blocks;
+    return static_cast<int32_t>(std::count_if(blocks.begin(), blocks.end(),
+                                              [&](int32_t b) { return pool_.ref_count(b) == 1; }));
 }
 
 int32_t PagedKvStore::num_entries(SeqId seq) const {

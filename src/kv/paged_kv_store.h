@@ -16,6 +16,7 @@
 #include "backend/kv_layout.h"
 #include "core/expected.h"
 #include "kv/block_pool.h"
+#include "kv/block_table.h"
 #include "kv/kv_arena.h"
 
 namespace se {
@@ -34,6 +35,7 @@ class PagedKvStore {
 
     const PagedKvLayout& layout() const { return layout_; }
     const BlockPool& pool() const { return pool_; }
+    BlockPool& pool() { return pool_; }
     const PagedKvCache& layer_cache(int32_t layer) const { return layer_caches_.at(layer); }
     // Bytes one block takes over all layers (K and V).
     int64_t bytes_per_block() const { return arena_.shape().bytes_per_block_all_layers(); }
@@ -42,28 +44,31 @@ class PagedKvStore {
     int32_t blocks_needed(SeqId seq, int32_t count) const;
     // Grows the block tables of every (seq, count) pair, all or nothing.
     Status reserve(std::span<const SeqId> seqs, std::span<const int32_t> counts);
-    // Claims the next `count` reserved entries of `seq`, appending their slots to `slots`.
+    // Claims the next `count` reserved entries of `seq` for `count` new tokens, appending their
+    // slots to `slots`.
     void append(SeqId seq, int32_t count, std::vector<int64_t>& slots);
 
+    // Starts `seq` on blocks that already hold the KV of its first `num_tokens` tokens (a cached
+    // prefix): takes a pool reference on each.
+    void attach(SeqId seq, std::span<const int32_t> blocks, int32_t num_tokens);
+
     int32_t num_entries(SeqId seq) const;
+    int32_t num_tokens(SeqId seq) const;
     std::span<const int32_t> block_table(SeqId seq) const;
+    // Blocks releasing `seq` would return to the pool (those nobody else holds).
+    int32_t num_exclusive_blocks(SeqId seq) const;
     // Returns every block of `seq` to the pool.
     void release(SeqId seq);
     bool contains(SeqId seq) const { return tables_.count(seq) != 0; }
 
   private:
-    struct Table {
-        std::vector<int32_t> blocks;
-        int32_t num_entries = 0;
-    };
-
     PagedKvStore(PagedKvLayout layout, KvArena arena, int32_t num_layers);
 
     PagedKvLayout layout_;
     KvArena arena_;
     BlockPool pool_;
     std::vector<PagedKvCache> layer_caches_;
-    std::unordered_map<SeqId, Table> tables_;
+    std::unordered_map<SeqId, BlockTable> tables_;
 };
 
 }  // namespace se

@@ -9,16 +9,19 @@
 #include "core/expected.h"
 #include "core/tensor_view.h"
 #include "kv/paged_kv_store.h"
+#include "kv/radix_cache.h"
 #include "sparse/attention_view.h"
+#include "sparse/memory_oracle.h"
 #include "sparse/selection.h"
 #include "sparse/step_plan.h"
 
 namespace se {
 
 struct CacheCapacity {
-    int64_t num_blocks = 0;       // blocks in the pool
-    int64_t num_free_blocks = 0;  // blocks free now
-    int32_t block_size = 0;       // entries per block
+    int64_t num_blocks = 0;         // blocks in the pool
+    int64_t num_free_blocks = 0;    // blocks free now
+    int64_t num_cached_blocks = 0;  // blocks the prefix cache holds (some may be in use too)
+    int32_t block_size = 0;         // entries per block
 };
 
 class CacheManager {
@@ -27,6 +30,18 @@ class CacheManager {
 
     // Required. Pool size and what is free now.
     virtual CacheCapacity capacity() const = 0;
+
+    // Required. The method's answers to the scheduler's cost questions.
+    virtual const MemoryOracle& oracle() const = 0;
+
+    // Required. Starts `seq` from the longest usable cached prefix of query.tokens and returns
+    // how many tokens it covers (0 when the method keeps no prefix cache or nothing matches).
+    // Must agree with oracle().admission_cost for the same state.
+    virtual int32_t attach_prefix(SeqId seq, const PrefixQuery& query) = 0;
+
+    // Required. Offers the KV of `seq`'s first computed tokens (query.tokens) to the prefix
+    // cache, if the method keeps one; the sequence keeps running.
+    virtual void publish_prefix(SeqId seq, const PrefixQuery& query) = 0;
 
     // Required. Reserves room for every new token of the plan and records where each goes.
     // All or nothing: on failure (resource_exhausted) no sequence's state has changed.
@@ -42,6 +57,12 @@ class CacheManager {
 
     // Required. Frees everything held for `seq`; a no-op for unknown sequences.
     virtual void release(SeqId seq) = 0;
+
+    // Required. Drops every prefix-cache entry no sequence uses.
+    virtual void flush_prefix_cache() = 0;
+
+    // Required. Prefix-cache counters (all zero without a prefix cache).
+    virtual RadixCacheStats prefix_cache_stats() const = 0;
 };
 
 }  // namespace se

@@ -20,10 +20,11 @@ namespace se {
 
 struct MethodContext {
     const ModelConfig& model;
-    Ops& ops;                     // the backend the method's kernels run on
-    PagedKvLayout kv_layout;      // dtype, block size, kv heads, head dim
-    int64_t kv_cache_bytes = 0;   // memory the method's cache may take
-    const nlohmann::json& knobs;  // the method's options (--sparse-config), an object
+    Ops& ops;                           // the backend the method's kernels run on
+    PagedKvLayout kv_layout;            // dtype, block size, kv heads, head dim
+    int64_t kv_cache_bytes = 0;         // memory the method's cache may take
+    const nlohmann::json& knobs;        // the method's options (--sparse-config), an object
+    bool enable_prefix_caching = true;  // --enable-prefix-caching (methods keeping full history)
 };
 
 struct Method {

@@ -18,8 +18,9 @@ struct StepSeq {
     int32_t num_new_tokens = 0;  // tokens this step adds to the sequence
     // Tokens of the sequence already processed before this step (its logical length).
     int32_t num_computed_tokens = 0;
-    // True when this step processes the last prompt token (the final prefill chunk).
-    bool completes_prompt = false;
+    // The step reaches the sequence's last token, whose logits are sampled (the final prefill
+    // chunk, or any decode step).
+    bool samples = false;
 };
 
 struct StepPlan {

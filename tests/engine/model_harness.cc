@@ -54,7 +54,7 @@ std::vector<std::vector<float>> ModelHarness::prefill_logits(
             plan.seqs.push_back({.seq_id = ids[i],
                                  .num_new_tokens = count,
                                  .num_computed_tokens = done[i],
-                                 .completes_prompt = done[i] + count == len});
+                                 .samples = done[i] + count == len});
             for (int32_t t = done[i]; t < done[i] + count; ++t) {
                 tokens.push_back(prompts[i][t]);
                 positions.push_back(t);

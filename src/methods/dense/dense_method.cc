@@ -29,7 +29,8 @@ Expected<Method> create_dense(const MethodContext& context) {
                                               .layout = context.kv_layout,
                                               .num_blocks = num_blocks}));
     return Method{.runtime = std::make_unique<DenseRuntime>(),
-                  .cache = std::make_unique<DenseCacheManager>(context.ops, std::move(store))};
+                  .cache = std::make_unique<DenseCacheManager>(context.ops, std::move(store),
+                                                               context.enable_prefix_caching)};
 }
 
 const MethodRegistration kRegistration{"dense", &create_dense};

@@ -1,0 +1,144 @@
+// Engine construction: model, tokenizer, chat template, backend, method, scheduler.
+#include <fmt/core.h>
+#include <xxhash.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "engine/engine.h"
+
+namespace se {
+namespace {
+
+Expected<DType> kv_dtype_of(const std::string& name) {
+    if (name == "auto") return DType::kF32;  // the CPU backend's activation dtype
+    std::optional<DType> dtype = parse_dtype(name);
+    if (!dtype) {
+        return invalid_argument(fmt::format(
+            "--kv-cache-dtype '{}' is not one of auto, float32, bfloat16, float16", name));
+    }
+    return *dtype;
+}
+
+void add_unique(std::vector<int32_t>& ids, int32_t id) {
+    if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
+}
+
+}  // namespace
+
+Expected<std::unique_ptr<Engine>> Engine::create(const EngineConfig& config) {
+    std::unique_ptr<Engine> engine(new Engine(config));
+    SE_RETURN_IF_ERROR(engine->init());
+    return engine;
+}
+
+Engine::~Engine() = default;
+
+Status Engine::init() {
+    SE_ASSIGN_OR_RETURN(loaded_, load_model(config_.load));
+    const ModelConfig& mc = loaded_.config;
+    SE_RETURN_IF_ERROR(init_tokenizer());
+    for (int32_t id : mc.eos_token_ids) add_unique(eos_token_ids_, id);
+    for (int32_t id : loaded_.generation.eos_token_ids) add_unique(eos_token_ids_, id);
+    if (tokenizer_ && tokenizer_->eos_id()) add_unique(eos_token_ids_, *tokenizer_->eos_id());
+
+    max_model_len_ = config_.max_model_len > 0 ? config_.max_model_len : mc.max_position_embeddings;
+    if (max_model_len_ > mc.max_position_embeddings) {
+        return invalid_argument(
+            fmt::format("--max-model-len {} exceeds the model's max_position_embeddings {}",
+                        config_.max_model_len, mc.max_position_embeddings));
+    }
+    const SchedulerConfig& sc = config_.scheduler;
+    if (sc.max_num_seqs < 1 || sc.max_num_batched_tokens < 1 || sc.prefill_chunk_size < 1) {
+        return invalid_argument(
+            "--max-num-seqs, --max-num-batched-tokens and --prefill-chunk-size must be >= 1");
+    }
+    ops_ = std::make_unique<CpuOps>(CpuOptions{.num_threads = config_.num_threads});
+    SE_ASSIGN_OR_RETURN(model_, DecoderModel::create(mc, loaded_.weights, *ops_));
+    SE_RETURN_IF_ERROR(init_method());
+    scheduler_ = std::make_unique<Scheduler>(
+        sc, method_.cache->oracle(), [this](const Sequence& seq) { return prefix_query(seq); });
+    return {};
+}
+
+Status Engine::init_tokenizer() {
+    if (loaded_.gguf_vocab) {
+        SE_ASSIGN_OR_RETURN(Tokenizer tok, Tokenizer::from_gguf(*loaded_.gguf_vocab));
+        tokenizer_ = std::make_unique<Tokenizer>(std::move(tok));
+    } else if (!loaded_.tokenizer_json.empty()) {
+        auto tok = Tokenizer::from_json(loaded_.tokenizer_json,
+                                        {.bos_token = loaded_.bos_token.value_or(""),
+                                         .eos_token = loaded_.eos_token.value_or("")});
+        if (!tok.ok()) return tok.status().with_context(loaded_.source_path + "/tokenizer.json");
+        tokenizer_ = std::make_unique<Tokenizer>(std::move(tok).value());
+    }
+    if (!loaded_.chat_template.empty()) {
+        auto tmpl = ChatTemplate::parse(loaded_.chat_template);
+        if (!tmpl.ok()) return tmpl.status().with_context("chat template");
+        chat_template_ = std::make_unique<ChatTemplate>(std::move(tmpl).value());
+    }
+    return {};
+}
+
+Status Engine::init_method() {
+    const ModelConfig& mc = loaded_.config;
+    if (config_.block_size <= 0 || config_.block_size > 1024) {
+        return invalid_argument(
+            fmt::format("--block-size must be in [1, 1024], got {}", config_.block_size));
+    }
+    SE_ASSIGN_OR_RETURN(DType kv_dtype, kv_dtype_of(config_.kv_cache_dtype));
+    const MethodContext context{.model = mc,
+                                .ops = *ops_,
+                                .kv_layout = {.dtype = kv_dtype,
+                                              .block_size = config_.block_size,
+                                              .num_kv_heads = mc.num_kv_heads,
+                                              .head_dim = mc.head_dim},
+                                .kv_cache_bytes = config_.kv_cache_memory_bytes,
+                                .knobs = config_.sparse_config,
+                                .enable_prefix_caching = config_.enable_prefix_caching};
+    SE_ASSIGN_OR_RETURN(method_, builtin_methods().create(config_.sparse_method, context));
+    const AttentionArgs args{.num_heads = mc.num_heads,
+                             .num_kv_heads = mc.num_kv_heads,
+                             .head_dim = mc.head_dim,
+                             .scale = 1.0f / std::sqrt(static_cast<float>(mc.head_dim))};
+    controller_ = std::make_unique<SparseController>(*ops_, *method_.runtime, *method_.cache, args);
+    runner_ = std::make_unique<ModelRunner>(*model_, *controller_);
+    // Blocks are shared only between requests that would compute the same KV: same model and
+    // weight dtype, same method and knobs, same KV layout (the salt is mixed in per request).
+    const std::string key = fmt::format(
+        "{}|{}|{}|{}|{}|{}", loaded_.source_path, config_.load.dtype, config_.sparse_method,
+        config_.sparse_config.dump(), dtype_name(kv_dtype), config_.block_size);
+    cache_ns_base_ = XXH3_64bits(key.data(), key.size());
+    return {};
+}
+
+Expected<std::string> Engine::render_chat(ChatTemplateInputs inputs) const {
+    if (!chat_template_) return failed_precondition("the model has no chat template");
+    if (!inputs.messages.is_array()) return invalid_argument("messages must be an array");
+    if (tokenizer_) {
+        auto name = [&](std::optional<int32_t> id) -> std::optional<std::string> {
+            if (!id) return std::nullopt;
+            auto text = tokenizer_->token_text(*id);
+            return text.ok() ? std::optional<std::string>(text.value()) : std::nullopt;
+        };
+        const auto bos = loaded_.bos_token ? loaded_.bos_token : name(tokenizer_->bos_id());
+        const auto eos = loaded_.eos_token ? loaded_.eos_token : name(tokenizer_->eos_id());
+        if (bos && !inputs.special_tokens.contains("bos_token")) {
+            inputs.special_tokens["bos_token"] = *bos;
+        }
+        if (eos && !inputs.special_tokens.contains("eos_token")) {
+            inputs.special_tokens["eos_token"] = *eos;
+        }
+    }
+    return chat_template_->render(make_chat_context(inputs));
+}
+
+Expected<std::vector<int32_t>> Engine::chat_prompt_ids(
+    const nlohmann::ordered_json& messages) const {
+    if (!tokenizer_) return failed_precondition("the model has no tokenizer");
+    SE_ASSIGN_OR_RETURN(std::string text,
+                        render_chat({.messages = messages, .add_generation_prompt = true}));
+    return tokenizer_->encode(text, {.add_special_tokens = false});
+}
+
+}  // namespace se
