@@ -15,10 +15,8 @@ namespace {
 // Query vectors (rows x GQA heads) per tile: enough to amortise converting a KV block, few
 // enough that the tile's state stays in L1/L2.
 constexpr int32_t kTileQueries = 32;
-// Split KV ranges until there are about this many items per thread ...
+// With fewer tiles than this many per thread, tiles run their KV partitions as separate items.
 constexpr int64_t kItemsPerThread = 4;
-// ... but never into splits shorter than this many entries.
-constexpr int32_t kMinSplitEntries = 256;
 // Below this many multiply-adds a call runs on one thread.
 constexpr int64_t kSerialWork = 1 << 15;
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
@@ -56,6 +54,24 @@ void check_args(const ConstTensorView& q, const PagedKvRead& kv, const Attention
     }
 }
 
+// Thread `thread`'s buffers for tiles of up to max_rows query rows.
+TileScratch tile_scratch(const PagedKvLayout& layout, const AttentionArgs& args, int32_t max_rows,
+                         int thread, Scratch& scratch) {
+    const int32_t dp = padded_head_dim(args.head_dim);
+    const int32_t capacity = chunk_capacity(layout);
+    const int64_t staged = int64_t{args.num_kv_heads} * capacity * dp;
+    const int64_t max_vectors = int64_t{max_rows} * args.num_heads;
+    const int64_t scores =
+        int64_t{max_rows} * (args.num_heads / args.num_kv_heads) * padded_block_size(capacity);
+    float* partition =
+        scratch.thread_floats(thread, ScratchSlot::kPartition, max_vectors * (dp + 2));
+    return {.queries = scratch.thread_floats(thread, ScratchSlot::kQueries, max_vectors * dp),
+            .keys = scratch.thread_floats(thread, ScratchSlot::kKeys, staged),
+            .values = scratch.thread_floats(thread, ScratchSlot::kValues, staged),
+            .scores = scratch.thread_floats(thread, ScratchSlot::kScores, scores),
+            .partition = tile_state(partition, max_vectors, dp)};
+}
+
 }  // namespace
 
 // Where tile vector r (KV-head major, see attention_tile.h) of an item goes in `out`.
@@ -71,6 +87,20 @@ int64_t PagedAttention::partial_floats(const AttentionArgs& args, int32_t num_ro
     return int64_t{num_rows} * args.num_heads * (padded_head_dim(args.head_dim) + 2);
 }
 
+void PagedAttention::add_partitions(const Item& tile, int32_t partition,
+                                    const AttentionArgs& args) {
+    const auto num_parts = static_cast<int32_t>(ceil_div(tile.kv_end, partition));
+    merges_.push_back({static_cast<int64_t>(items_.size()), num_parts});
+    for (int32_t p = 0; p < num_parts; ++p) {
+        Item item = tile;
+        item.kv_begin = p * partition;
+        item.kv_end = std::min(tile.kv_end, (p + 1) * partition);
+        item.partial = partials_size_;
+        partials_size_ += partial_floats(args, tile.num_rows);
+        items_.push_back(item);
+    }
+}
+
 void PagedAttention::plan(const PagedKvRead& kv, const AttentionArgs& args, int32_t num_threads) {
     items_.clear();
     merges_.clear();
@@ -81,10 +111,9 @@ void PagedAttention::plan(const PagedKvRead& kv, const AttentionArgs& args, int3
     for (const PagedSeq& seq : kv.seqs) {
         if (seq.kv_len > 0) num_tiles += ceil_div(seq.q_len, rows_per_tile);
     }
-    if (num_tiles == 0) return;
-    const int64_t wanted = kItemsPerThread * num_threads;
-    const int64_t splits_wanted = num_tiles < wanted ? ceil_div(wanted, num_tiles) : 1;
-    const int32_t block_size = kv.cache->layout.block_size;
+    // Which tiles split changes nothing in the results (attention.h): only the threads' load.
+    const bool split = num_tiles < kItemsPerThread * num_threads;
+    const int32_t partition = partition_entries(kv.cache->layout);
     for (int32_t s = 0; s < static_cast<int32_t>(kv.seqs.size()); ++s) {
         const PagedSeq& seq = kv.seqs[s];
         if (seq.kv_len == 0 || seq.q_len == 0) continue;
@@ -93,50 +122,36 @@ void PagedAttention::plan(const PagedKvRead& kv, const AttentionArgs& args, int3
         for (int32_t tile = num_seq_tiles - 1; tile >= 0; --tile) {
             const int32_t row_begin = tile * rows_per_tile;
             const int32_t num_rows = std::min(rows_per_tile, seq.q_len - row_begin);
-            const int32_t kv_end = seq.kv_len - seq.q_len + row_begin + num_rows;
-            const int64_t splits = std::clamp<int64_t>(kv_end / kMinSplitEntries, 1, splits_wanted);
-            const int32_t chunk =
-                static_cast<int32_t>(ceil_div(ceil_div(kv_end, splits), block_size) * block_size);
-            const int32_t num_splits = static_cast<int32_t>(ceil_div(kv_end, chunk));
-            if (num_splits > 1)
-                merges_.push_back({static_cast<int64_t>(items_.size()), num_splits});
-            for (int32_t p = 0; p < num_splits; ++p) {
-                Item item{s, row_begin, num_rows, p * chunk, std::min(kv_end, (p + 1) * chunk)};
-                if (num_splits > 1) {
-                    item.partial = partials_size_;
-                    partials_size_ += partial_floats(args, num_rows);
-                }
+            const Item item{s, row_begin, num_rows, 0,
+                            seq.kv_len - seq.q_len + row_begin + num_rows};
+            if (split && item.kv_end > partition) {
+                add_partitions(item, partition, args);
+            } else {
                 items_.push_back(item);
             }
         }
     }
 }
 
+TileState PagedAttention::partial_state(const Item& item, const AttentionArgs& args,
+                                        float* partials) {
+    return tile_state(partials + item.partial, int64_t{item.num_rows} * args.num_heads,
+                      padded_head_dim(args.head_dim));
+}
+
 void PagedAttention::merge(const Merge& mg, const PagedKvRead& kv, const AttentionArgs& args,
-                           const float* partials, TensorView out) const {
+                           float* partials, TensorView out) const {
     const Item& first = items_[mg.first_item];
     const int32_t group = args.num_heads / args.num_kv_heads;
-    const int32_t dp = padded_head_dim(args.head_dim);
+    const TileState into = partial_state(first, args, partials);
     const int64_t num_vectors = int64_t{first.num_rows} * args.num_heads;
     for (int64_t r = 0; r < num_vectors; ++r) {
-        float m_max = kNegInf;
-        for (int32_t p = 0; p < mg.num_splits; ++p) {
-            const float* st = partials + items_[mg.first_item + p].partial;
-            m_max = std::max(m_max, st[num_vectors * dp + r]);
+        for (int32_t p = 1; p < mg.num_splits; ++p) {
+            const TileState part = partial_state(items_[mg.first_item + p], args, partials);
+            merge_partition(into, part, r, args.head_dim);
         }
-        float* dst = output_row(kv.seqs[first.seq], first, r, group, args, out);
-        std::fill(dst, dst + args.head_dim, 0.0f);
-        float l_sum = 0.0f;
-        for (int32_t p = 0; p < mg.num_splits && m_max != kNegInf; ++p) {
-            const float* st = partials + items_[mg.first_item + p].partial;
-            const float m = st[num_vectors * dp + r];
-            if (m == kNegInf) continue;
-            const float w = std::exp(m - m_max);
-            l_sum += w * st[num_vectors * (dp + 1) + r];
-            for (int32_t d = 0; d < args.head_dim; ++d) dst[d] += w * st[r * dp + d];
-        }
-        const float inv = l_sum > 0.0f ? 1.0f / l_sum : 0.0f;
-        for (int32_t d = 0; d < args.head_dim; ++d) dst[d] *= inv;
+        write_normalised(into, r, args.head_dim,
+                         output_row(kv.seqs[first.seq], first, r, group, args, out));
     }
 }
 
@@ -147,9 +162,8 @@ void PagedAttention::run_item(const Item& item, const Call& call, const TileScra
     const int32_t group = args.num_heads / args.num_kv_heads;
     const int32_t dp = padded_head_dim(args.head_dim);
     const int64_t num_vectors = int64_t{item.num_rows} * args.num_heads;
-    float* base = item.partial >= 0 ? call.partials + item.partial : own;
-    const TileState state{
-        .o = base, .m = base + num_vectors * dp, .l = base + num_vectors * (dp + 1)};
+    const TileState state = item.partial >= 0 ? partial_state(item, args, call.partials)
+                                              : tile_state(own, num_vectors, dp);
     run_attention_tile({.q = call.q.f32(),
                         .q_stride = call.q.cols,
                         .cache = call.kv.cache,
@@ -181,26 +195,17 @@ void PagedAttention::run(const ConstTensorView& q, const PagedKvRead& kv, const 
     const int32_t num_threads = work < kSerialWork ? 1 : scratch.num_threads();
     plan(kv, args, num_threads);
     if (items_.empty()) return;
-    const int32_t group = args.num_heads / args.num_kv_heads;
-    const int32_t dp = padded_head_dim(args.head_dim);
-    const int32_t capacity = chunk_capacity(kv.cache->layout);
-    const int64_t staged_rows = int64_t{args.num_kv_heads} * capacity;
     int32_t max_rows = 0;
     for (const Item& item : items_) max_rows = std::max(max_rows, item.num_rows);
-    const int64_t max_vectors = int64_t{max_rows} * args.num_heads;
     float* partials = scratch.shared_floats(SharedSlot::kPartials, partials_size_);
     const auto num_items = static_cast<int64_t>(items_.size());
 #pragma omp parallel num_threads(num_threads) if (num_threads > 1)
     {
         const int thread = omp_get_thread_num();
-        const TileScratch ts{
-            .queries = scratch.thread_floats(thread, ScratchSlot::kQueries, max_vectors * dp),
-            .keys = scratch.thread_floats(thread, ScratchSlot::kKeys, staged_rows * dp),
-            .values = scratch.thread_floats(thread, ScratchSlot::kValues, staged_rows * dp),
-            .scores =
-                scratch.thread_floats(thread, ScratchSlot::kScores,
-                                      int64_t{max_rows} * group * padded_block_size(capacity))};
-        float* own = scratch.thread_floats(thread, ScratchSlot::kAccum, max_vectors * (dp + 2));
+        const TileScratch ts = tile_scratch(kv.cache->layout, args, max_rows, thread, scratch);
+        const int32_t dp = padded_head_dim(args.head_dim);
+        float* own = scratch.thread_floats(thread, ScratchSlot::kAccum,
+                                           int64_t{max_rows} * args.num_heads * (dp + 2));
 #pragma omp for schedule(dynamic, 1)
         for (int64_t i = 0; i < num_items; ++i)
             run_item(items_[i], {q, kv, args, out, partials}, ts, own);

@@ -3,8 +3,16 @@
 //   * one item per (sequence, tile of query rows) covering all heads, so that each KV block is
 //     read once per tile, sequentially; a tile holds about kTileQueries query vectors per KV
 //     head (rows x the query heads of its GQA group);
-//   * few items for the threads (decode, long contexts): each item's KV range is also split,
-//     and the splits' softmax states are merged with a log-sum-exp.
+//   * few items for the threads (decode, long contexts): each tile's KV partitions
+//     (attention_tile.h) become items of their own, whose states are folded afterwards.
+//
+// Row invariance: a query row's output depends only on its query and its sequence's entries
+// [0, limit], never on q_len, on the tile or the other sequences of the step, on the thread
+// count or on the split. Partitions and chunks sit at absolute entry indices, masked entries
+// contribute exactly nothing, and the partition states are folded in order by the same
+// merge_partition whether one tile runs them all or each runs as its own item. So a decode row,
+// any row of any prefill chunking, alone or batched, gets the same bits:
+// tests/backend/attention_invariance_test.cc checks it.
 #pragma once
 
 #include <cstdint>
@@ -31,7 +39,8 @@ class PagedAttention {
         int32_t kv_end = 0;
         int64_t partial = -1;  // f32 offset of the item's softmax state, -1: writes out directly
     };
-    // Splits of one tile, consecutive in items_, merged into out after all items ran.
+    // Partitions of one tile run as items, consecutive in items_, folded into out after all
+    // items ran.
     struct Merge {
         int64_t first_item = 0;
         int32_t num_splits = 0;
@@ -50,9 +59,11 @@ class PagedAttention {
     static float* output_row(const PagedSeq& seq, const Item& item, int64_t r, int32_t group,
                              const AttentionArgs& args, TensorView out);
     void plan(const PagedKvRead& kv, const AttentionArgs& args, int32_t num_threads);
+    void add_partitions(const Item& tile, int32_t partition, const AttentionArgs& args);
     int64_t partial_floats(const AttentionArgs& args, int32_t num_rows) const;
+    static TileState partial_state(const Item& item, const AttentionArgs& args, float* partials);
     void merge(const Merge& merge, const PagedKvRead& kv, const AttentionArgs& args,
-               const float* partials, TensorView out) const;
+               float* partials, TensorView out) const;
 
     std::vector<Item> items_;  // reused across calls
     std::vector<Merge> merges_;

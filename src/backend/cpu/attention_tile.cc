@@ -20,6 +20,10 @@ constexpr int32_t kDirectMaxVectors = 8;
 constexpr int32_t kChunkEntries = 64;
 // Staged f32 values per chunk of keys (and of values): 64 KiB, L2-resident.
 constexpr int64_t kStageFloats = 16384;
+// Entries per KV partition (rounded up to whole chunks): the unit a long decode is split into
+// for the threads. Small enough for 2 threads to share a 512-entry decode, large enough that a
+// long prefill row spends nothing noticeable on folding partition states.
+constexpr int32_t kPartitionEntries = 256;
 
 // Geometry shared by the steps of one tile.
 struct TileShape {
@@ -91,7 +95,7 @@ void qk_rows(const float* q, Rows<typename Source::T> keys, int32_t num_entries,
                 acc[r] = _mm256_fmadd_ps(_mm256_loadu_ps(q + r * s.dp + d), kv, acc[r]);
         }
 #pragma GCC unroll 8
-        for (int r = 0; r < NR; ++r) scores[r * s.sp + j] = hsum(acc[r]);
+        for (int r = 0; r < NR; ++r) scores[r * s.sp + j] = hsum_pairs(acc[r]);  // as hsum4
     }
 }
 
@@ -269,9 +273,8 @@ void stage_chunk(const AttentionTile& t, const Segment* segments, int32_t num_se
     }
 }
 
-// Scaled queries in KV-head-major order, zero padding, and the initial softmax state.
-void init_tile(const AttentionTile& t, int32_t dp, const TileScratch& scratch,
-               const TileState& state) {
+// Scaled queries in KV-head-major order, and zero padding of the staged keys and values.
+void stage_queries(const AttentionTile& t, int32_t dp, const TileScratch& scratch) {
     const PagedKvLayout& layout = t.cache->layout;
     const int64_t staged = int64_t{layout.num_kv_heads} * chunk_capacity(layout) * dp;
     if (dp != layout.head_dim) {  // staged rows keep zero padding past head_dim
@@ -287,10 +290,14 @@ void init_tile(const AttentionTile& t, int32_t dp, const TileScratch& scratch,
             t.q + (t.seq->q_start + t.row_begin + i) * t.q_stride + head * layout.head_dim;
         float* dst = scratch.queries + r * dp;
         for (int32_t d = 0; d < dp; ++d) dst[d] = d < layout.head_dim ? src[d] * t.scale : 0.0f;
-        std::fill(state.o + r * dp, state.o + (r + 1) * dp, 0.0f);
-        state.m[r] = kNegInf;
-        state.l[r] = 0.0f;
     }
+}
+
+// The state before any entry: nothing seen.
+void reset_state(const TileState& state, int64_t num_vectors, int32_t dp) {
+    std::fill(state.o, state.o + num_vectors * dp, 0.0f);
+    std::fill(state.m, state.m + num_vectors, kNegInf);
+    std::fill(state.l, state.l + num_vectors, 0.0f);
 }
 
 // Where one KV head reads one segment of a chunk.
@@ -334,7 +341,8 @@ TileState head_state(const TileState& state, const TileShape& s, int32_t g) {
 
 // Runs the tile chunk by chunk. Few query vectors per KV head (decode): each key and value is
 // used by one pass only, so the kernels read the cache's rows in place. Many (prefill): each
-// chunk is converted to f32 once and serves all of them.
+// chunk is converted to f32 once and serves all of them. The conversion is exact and the
+// kernels' arithmetic per (vector, entry) the same, so both give the same bits.
 template <typename Source>
 void run_chunks(const AttentionTile& t, const TileShape& s, bool direct, const TileScratch& scratch,
                 const TileState& state) {
@@ -344,8 +352,9 @@ void run_chunks(const AttentionTile& t, const TileShape& s, bool direct, const T
     const auto* k_cache = static_cast<const typename Source::T*>(t.cache->k_blocks);
     const auto* v_cache = static_cast<const typename Source::T*>(t.cache->v_blocks);
     Segment segments[kChunkEntries];
+    SE_CHECK(t.kv_begin % capacity == 0, "attention: range starts at %d", t.kv_begin);
     for (int32_t e0 = t.kv_begin; e0 < t.kv_end;) {
-        const int32_t e1 = std::min(t.kv_end, e0 - e0 % layout.block_size + capacity);
+        const int32_t e1 = std::min(t.kv_end, e0 + capacity);
         const int32_t num_segments = split_segments(t, e0, e1, segments);
         if (!direct) stage_chunk<Source>(t, segments, num_segments, s.dp, scratch);
         for (int32_t g = 0; g < layout.num_kv_heads; ++g) {
@@ -383,14 +392,16 @@ int32_t chunk_capacity(const PagedKvLayout& layout) {
     return static_cast<int32_t>(std::max<int64_t>(1, blocks) * layout.block_size);
 }
 
-void run_attention_tile(const AttentionTile& t, const TileScratch& scratch,
-                        const TileState& state) {
+int32_t partition_entries(const PagedKvLayout& layout) {
+    const int32_t capacity = chunk_capacity(layout);
+    return (kPartitionEntries + capacity - 1) / capacity * capacity;
+}
+
+// One partition's range of the tile into `state` (reset first).
+void run_partition(const AttentionTile& t, const TileShape& s, const TileScratch& scratch,
+                   const TileState& state) {
     const PagedKvLayout& layout = t.cache->layout;
-    const TileShape s{.num_vectors = t.num_rows * t.group,
-                      .dp = padded_head_dim(layout.head_dim),
-                      .sp = padded_block_size(chunk_capacity(layout)),
-                      .limit0 = t.seq->kv_len - t.seq->q_len + t.row_begin};
-    init_tile(t, s.dp, scratch, state);
+    reset_state(state, int64_t{layout.num_kv_heads} * s.num_vectors, s.dp);
     const bool direct = s.num_vectors <= kDirectMaxVectors && s.dp == layout.head_dim;
     switch (layout.dtype) {
         case DType::kF32:
@@ -406,6 +417,56 @@ void run_attention_tile(const AttentionTile& t, const TileScratch& scratch,
             break;
     }
     SE_CHECK(false, "attention: KV cache dtype %s", dtype_name(layout.dtype).data());
+}
+
+void run_attention_tile(const AttentionTile& t, const TileScratch& scratch,
+                        const TileState& state) {
+    const PagedKvLayout& layout = t.cache->layout;
+    const int32_t partition = partition_entries(layout);
+    SE_CHECK(t.kv_begin % partition == 0, "attention: range starts at %d", t.kv_begin);
+    const TileShape s{.num_vectors = t.num_rows * t.group,
+                      .dp = padded_head_dim(layout.head_dim),
+                      .sp = padded_block_size(chunk_capacity(layout)),
+                      .limit0 = t.seq->kv_len - t.seq->q_len + t.row_begin};
+    stage_queries(t, s.dp, scratch);
+    const int64_t num_vectors = int64_t{layout.num_kv_heads} * s.num_vectors;
+    for (int32_t p0 = t.kv_begin; p0 < t.kv_end; p0 += partition) {
+        AttentionTile part = t;
+        part.kv_begin = p0;
+        part.kv_end = std::min(t.kv_end, p0 + partition);
+        if (p0 == t.kv_begin) {  // folding into a state that saw nothing is a copy: skip it
+            run_partition(part, s, scratch, state);
+            continue;
+        }
+        run_partition(part, s, scratch, scratch.partition);
+        for (int64_t r = 0; r < num_vectors; ++r)
+            merge_partition(state, scratch.partition, r, layout.head_dim);
+    }
+}
+
+void merge_partition(const TileState& into, const TileState& part, int64_t r, int32_t head_dim) {
+    const int32_t dp = padded_head_dim(head_dim);
+    const float m_part = part.m[r];
+    if (m_part == kNegInf) return;  // the vector saw no entry of the partition
+    float* o = into.o + r * dp;
+    const float* o_part = part.o + r * dp;
+    if (into.m[r] == kNegInf) {
+        std::copy(o_part, o_part + dp, o);
+        into.m[r] = m_part;
+        into.l[r] = part.l[r];
+        return;
+    }
+    const float m_new = std::max(into.m[r], m_part);
+    const float a = std::exp(into.m[r] - m_new);  // one of a, b is exactly 1
+    const float b = std::exp(m_part - m_new);
+    into.l[r] = std::fma(part.l[r], b, into.l[r] * a);
+    const __m256 va = _mm256_set1_ps(a);
+    const __m256 vb = _mm256_set1_ps(b);
+    for (int32_t d = 0; d < dp; d += 8) {
+        const __m256 scaled = _mm256_mul_ps(_mm256_loadu_ps(o + d), va);
+        _mm256_storeu_ps(o + d, _mm256_fmadd_ps(_mm256_loadu_ps(o_part + d), vb, scaled));
+    }
+    into.m[r] = m_new;
 }
 
 void write_normalised(const TileState& state, int64_t r, int32_t head_dim, float* out) {

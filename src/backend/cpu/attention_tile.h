@@ -7,7 +7,19 @@
 //   tile query vectors, KV-head major:  r = (g * num_rows + i) * group + t
 //       (row i of the tile, query head g * group + t, KV head g)
 //   row i sees entries [0, limit_i],  limit_i = kv_len - q_len + row_begin + i   (causal)
-//   the tile reads entries [kv_begin, kv_end) of [0, limit_last]: all of them, or one split
+//   the tile reads entries [kv_begin, kv_end) of [0, limit_last]: all of them, or one partition
+//
+// The arithmetic of one query vector depends on its own entries only (see attention.h): KV
+// partitions and chunks sit at absolute entry indices,
+//
+//   entries  0          P          2P         3P     limit_i
+//            |----------|----------|----------|--------x--|    P = partition_entries(layout)
+//            |C |C |C |C|C |C |C |C|   ...                     C = chunk_capacity(layout), C | P
+//
+// each partition runs an online softmax of its own over its chunks in order, and the partition
+// states are folded in order by merge_partition. Entries past limit_i that a chunk holds for
+// other rows of the tile count for nothing: score -inf, probability exactly 0, the running
+// maximum and the sums unchanged.
 #pragma once
 
 #include <cstdint>
@@ -38,11 +50,17 @@ struct TileState {
     float* l = nullptr;  // f32 [R]
 };
 
+// The state of num_vectors query vectors laid out from `base`: f32 [num_vectors, dp + 2].
+inline TileState tile_state(float* base, int64_t num_vectors, int32_t dp) {
+    return {.o = base, .m = base + num_vectors * dp, .l = base + num_vectors * (dp + 1)};
+}
+
 struct TileScratch {
     float* queries = nullptr;  // f32 [R, padded_head_dim]
     float* keys = nullptr;     // f32 [num_kv_heads, chunk_capacity, padded_head_dim]
     float* values = nullptr;   // f32 [num_kv_heads, chunk_capacity, padded_head_dim]
     float* scores = nullptr;   // f32 [num_rows * group, padded_block_size(chunk_capacity)]
+    TileState partition;       // the state over one partition before it is folded in
 };
 
 inline int32_t padded_head_dim(int32_t head_dim) {
@@ -55,9 +73,17 @@ inline int32_t padded_block_size(int32_t block_size) {
 // Entries the tile processes per softmax step: a whole number of cache blocks.
 int32_t chunk_capacity(const PagedKvLayout& layout);
 
-// Runs the tile over its KV range and leaves the softmax state in `state`.
+// Entries per KV partition: a whole number of chunks.
+int32_t partition_entries(const PagedKvLayout& layout);
+
+// Runs the tile over its KV range, which starts at a partition boundary, and leaves the softmax
+// state of its partitions, folded in order, in `state`.
 void run_attention_tile(const AttentionTile& tile, const TileScratch& scratch,
                         const TileState& state);
+
+// Folds query vector r's state over the next partition, `part`, into `into` (the state over the
+// partitions before it): the one merge of partition states, in the tile and across split items.
+void merge_partition(const TileState& into, const TileState& part, int64_t r, int32_t head_dim);
 
 // out f32 [head_dim] = o / l of query vector r (zero when l is 0).
 void write_normalised(const TileState& state, int64_t r, int32_t head_dim, float* out);

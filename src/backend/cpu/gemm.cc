@@ -5,113 +5,108 @@
 #include <algorithm>
 
 #include "backend/cpu/dequant.h"
+#include "backend/cpu/simd.h"
 #include "core/check.h"
 
 namespace se::cpu {
 namespace {
 
-static_assert(kGemmMr == 6, "multiply_panel's remainder switch covers 1..5 rows");
+static_assert(kGemmMr == 3 && kGemmNr == 4 && kPanelRows % kGemmNr == 0,
+              "multiply_panel's remainder switch covers 1..2 rows; tiles store 4 columns");
 
-// dst[c * ldd + r] = src[r * lds + c] for an 8 x 8 tile.
-inline void transpose8x8(const float* src, int64_t lds, float* dst, int64_t ldd) {
-    __m256 r[8];
-    for (int i = 0; i < 8; ++i) r[i] = _mm256_loadu_ps(src + i * lds);
-    __m256 t[8];
-    for (int i = 0; i < 4; ++i) {
-        t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);
-        t[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]);
-    }
-    __m256 s[8];
-    for (int h = 0; h < 2; ++h) {  // rows 0..3, then rows 4..7
-        const __m256* u = t + 4 * h;
-        s[4 * h + 0] = _mm256_shuffle_ps(u[0], u[2], 0x44);
-        s[4 * h + 1] = _mm256_shuffle_ps(u[0], u[2], 0xee);
-        s[4 * h + 2] = _mm256_shuffle_ps(u[1], u[3], 0x44);
-        s[4 * h + 3] = _mm256_shuffle_ps(u[1], u[3], 0xee);
-    }
-    for (int i = 0; i < 4; ++i) {
-        _mm256_storeu_ps(dst + i * ldd, _mm256_permute2f128_ps(s[i], s[i + 4], 0x20));
-        _mm256_storeu_ps(dst + (i + 4) * ldd, _mm256_permute2f128_ps(s[i], s[i + 4], 0x31));
-    }
-}
-
+// Accumulators of rows [i0, i0 + MR) x panel rows [c0, c0 + kGemmNr) over the chunk; after the
+// last chunk, their sums go to y (columns before p.num_cols).
 template <int MR>
-void micro_kernel(const PanelProduct& p, int64_t i0, float* c, int64_t ldc, bool accumulate) {
-    __m256 acc[MR][2];
+void dot_tile(const PanelProduct& p, int64_t i0, int64_t c0) {
+    const int64_t stride = panel_stride(p.kc);
     const float* x[MR];
-#pragma GCC unroll 8
+    const float* w[kGemmNr];
+    float* saved[MR];
+    __m256 acc[MR][kGemmNr];
+#pragma GCC unroll 4
+    for (int c = 0; c < kGemmNr; ++c) w[c] = p.panel + (c0 + c) * stride;
+#pragma GCC unroll 4
     for (int r = 0; r < MR; ++r) {
-        acc[r][0] = acc[r][1] = _mm256_setzero_ps();
         x[r] = p.x + (i0 + r) * p.ldx;
+        saved[r] = p.acc + ((i0 + r) * kPanelRows + c0) * 8;
+#pragma GCC unroll 4
+        for (int c = 0; c < kGemmNr; ++c)
+            acc[r][c] = p.first_chunk ? _mm256_setzero_ps() : _mm256_load_ps(saved[r] + 8 * c);
     }
-    const float* b = p.panel;
-    for (int64_t k = 0; k < p.kc; ++k, b += kGemmNr) {
-        const __m256 b0 = _mm256_load_ps(b);
-        const __m256 b1 = _mm256_load_ps(b + 8);
-#pragma GCC unroll 8
+    int64_t k = 0;
+    for (; k + 8 <= p.kc; k += 8) {
+        // Each vector is loaded once into a register (the empty asm stops the compiler from
+        // folding it into every FMA that uses it, which would load it 3 or 4 times).
+        __m256 xv[MR];
+#pragma GCC unroll 4
         for (int r = 0; r < MR; ++r) {
-            const __m256 a = _mm256_broadcast_ss(x[r] + k);
-            acc[r][0] = _mm256_fmadd_ps(a, b0, acc[r][0]);
-            acc[r][1] = _mm256_fmadd_ps(a, b1, acc[r][1]);
+            xv[r] = _mm256_loadu_ps(x[r] + k);
+            __asm__("" : "+x"(xv[r]));
+        }
+#pragma GCC unroll 4
+        for (int c = 0; c < kGemmNr; ++c) {
+            __m256 wv = _mm256_load_ps(w[c] + k);
+            __asm__("" : "+x"(wv));
+#pragma GCC unroll 4
+            for (int r = 0; r < MR; ++r) acc[r][c] = _mm256_fmadd_ps(xv[r], wv, acc[r][c]);
         }
     }
-#pragma GCC unroll 8
-    for (int r = 0; r < MR; ++r) {
-        float* cr = c + r * ldc;
-        if (accumulate) {
-            acc[r][0] = _mm256_add_ps(acc[r][0], _mm256_loadu_ps(cr));
-            acc[r][1] = _mm256_add_ps(acc[r][1], _mm256_loadu_ps(cr + 8));
+    if (k < p.kc) {  // x's last columns masked, the panel's already zero-padded
+        const __m256i mask = first_lanes(p.kc - k);
+#pragma GCC unroll 4
+        for (int r = 0; r < MR; ++r) {
+            const __m256 xv = _mm256_maskload_ps(x[r] + k, mask);
+#pragma GCC unroll 4
+            for (int c = 0; c < kGemmNr; ++c)
+                acc[r][c] = _mm256_fmadd_ps(xv, _mm256_load_ps(w[c] + k), acc[r][c]);
         }
-        _mm256_storeu_ps(cr, acc[r][0]);
-        _mm256_storeu_ps(cr + 8, acc[r][1]);
+    }
+#pragma GCC unroll 4
+    for (int r = 0; r < MR; ++r) {
+        if (!p.last_chunk) {
+#pragma GCC unroll 4
+            for (int c = 0; c < kGemmNr; ++c) _mm256_store_ps(saved[r] + 8 * c, acc[r][c]);
+            continue;
+        }
+        const __m128 s = hsum4(acc[r][0], acc[r][1], acc[r][2], acc[r][3]);
+        float* y = p.y + (i0 + r) * p.ldy + c0;
+        if (c0 + kGemmNr <= p.num_cols) {
+            _mm_storeu_ps(y, s);
+        } else {
+            alignas(16) float lanes[4];
+            _mm_store_ps(lanes, s);
+            for (int64_t c = 0; c0 + c < p.num_cols; ++c) y[c] = lanes[c];
+        }
     }
 }
 
-// Rows [i0, i0 + MR): straight into y when the panel is full, else through a local tile.
+// Rows [i0, i0 + MR) of x against every valid panel row; the x rows stay in L1 meanwhile.
 template <int MR>
 void row_tile(const PanelProduct& p, int64_t i0) {
-    float* y = p.y + i0 * p.ldy;
-    if (p.num_cols == kGemmNr) {
-        micro_kernel<MR>(p, i0, y, p.ldy, p.accumulate);
-        return;
-    }
-    alignas(32) float tile[MR * kGemmNr];
-    micro_kernel<MR>(p, i0, tile, kGemmNr, false);
-#pragma GCC unroll 8
-    for (int r = 0; r < MR; ++r) {
-        for (int64_t c = 0; c < p.num_cols; ++c)
-            y[r * p.ldy + c] =
-                p.accumulate ? y[r * p.ldy + c] + tile[r * kGemmNr + c] : tile[r * kGemmNr + c];
-    }
+    for (int64_t c0 = 0; c0 < p.num_cols; c0 += kGemmNr) dot_tile<MR>(p, i0, c0);
 }
 
 }  // namespace
 
-void pack_panel(const PanelSource& src, float* rows_tmp, float* panel) {
-    const int64_t num_rows = std::min<int64_t>(kGemmNr, src.w.rows - src.j0);
+void pack_panel(const PanelSource& src, float* panel) {
+    const int64_t num_rows = std::min<int64_t>(kPanelRows, src.w.rows - src.j0);
     SE_CHECK(num_rows > 0 && src.k0 + src.kc <= src.w.cols);
     const int64_t offset = dtype_row_bytes(src.w.dtype, src.k0);
-    for (int64_t c = 0; c < kGemmNr; ++c) {
-        float* dst = rows_tmp + c * src.kc;
+    const int64_t stride = panel_stride(src.kc);
+    for (int64_t c = 0; c < kPanelRows; ++c) {
+        float* dst = panel + c * stride;
+        int64_t done = 0;
         if (c < num_rows) {
             const auto* row = static_cast<const uint8_t*>(src.w.row(src.j0 + c)) + offset;
             dequantize_row(src.w.dtype, row, dst, src.kc);
-        } else {
-            std::fill(dst, dst + src.kc, 0.0f);
+            done = src.kc;
         }
-    }
-    int64_t k = 0;
-    for (; k + 8 <= src.kc; k += 8) {
-        transpose8x8(rows_tmp + k, src.kc, panel + k * kGemmNr, kGemmNr);
-        transpose8x8(rows_tmp + 8 * src.kc + k, src.kc, panel + k * kGemmNr + 8, kGemmNr);
-    }
-    for (; k < src.kc; ++k) {
-        for (int64_t c = 0; c < kGemmNr; ++c) panel[k * kGemmNr + c] = rows_tmp[c * src.kc + k];
+        std::fill(dst + done, dst + stride, 0.0f);
     }
 }
 
 void multiply_panel(const PanelProduct& p) {
-    SE_CHECK(p.num_cols > 0 && p.num_cols <= kGemmNr);
+    SE_CHECK(p.num_cols > 0 && p.num_cols <= kPanelRows);
     int64_t i = 0;
     for (; i + kGemmMr <= p.n; i += kGemmMr) row_tile<kGemmMr>(p, i);
     switch (p.n - i) {
@@ -121,12 +116,6 @@ void multiply_panel(const PanelProduct& p) {
             return row_tile<1>(p, i);
         case 2:
             return row_tile<2>(p, i);
-        case 3:
-            return row_tile<3>(p, i);
-        case 4:
-            return row_tile<4>(p, i);
-        case 5:
-            return row_tile<5>(p, i);
     }
     SE_CHECK(false, "unreachable: %lld rows left", static_cast<long long>(p.n - i));
 }

@@ -6,16 +6,11 @@
 
 #include "backend/cpu/gemm.h"
 #include "backend/cpu/gemv.h"
-#include "backend/cpu/gemv_q4.h"
 #include "core/check.h"
-#include "core/quant_blocks.h"
 
 namespace se::cpu {
 namespace {
 
-// Columns of a panel chunk: 16 x 256 f32 = 16 KiB of panel stays in L1 while the micro-kernel
-// runs over all rows of x. A multiple of every block size.
-constexpr int64_t kPanelCols = 256;
 // Below this many multiply-adds a call runs on one thread: waking others costs more.
 constexpr int64_t kSerialFlops = 1 << 16;
 // GEMV output rows are handed out in chunks of about out / (threads * this).
@@ -23,6 +18,10 @@ constexpr int64_t kGemvChunksPerThread = 4;
 // A GEMV over fewer weight bytes than this runs on one thread: a second one saves less than the
 // parallel region costs (576 x 192 Q4_1, 69 KiB, is as fast on 1 thread as on 2).
 constexpr int64_t kGemvSerialBytes = 128 << 10;
+// Bytes of x one GEMM item reads: about half of L2.
+constexpr int64_t kRowBlockBytes = 256 << 10;
+// GEMM items a thread takes at once (items are small: 4 weight rows).
+constexpr int kItemsPerGrab = 4;
 
 int32_t threads_for(int64_t multiply_adds, int32_t max_threads) {
     return multiply_adds < kSerialFlops ? 1 : max_threads;
@@ -30,13 +29,7 @@ int32_t threads_for(int64_t multiply_adds, int32_t max_threads) {
 
 void matmul_gemv_unchecked(const ConstTensorView& x, const ConstTensorView& w, TensorView y,
                            Scratch& scratch) {
-    GemvArgs args{.x = x.f32(), .n = x.rows, .k = x.cols, .w = w, .y = y.f32()};
-    if (gemv_needs_q4_activations(w.dtype)) {
-        float* prepared = scratch.shared_floats(
-            SharedSlot::kGemvActivations, x.rows * x.cols / kQuantBlockElems * kQ4PreparedBlock);
-        prepare_q4_activations(w.dtype, args.x, args.n, args.k, prepared);
-        args.x_q4 = prepared;
-    }
+    const GemvArgs args{.x = x.f32(), .n = x.rows, .k = x.cols, .w = w, .y = y.f32()};
     const int64_t weight_bytes = w.rows * w.row_bytes();
     const int32_t num_threads = weight_bytes < kGemvSerialBytes ? 1 : scratch.num_threads();
     const int64_t out = w.rows;
@@ -53,34 +46,38 @@ void matmul_gemm_unchecked(const ConstTensorView& x, const ConstTensorView& w, T
     const int64_t n = x.rows;
     const int64_t k = x.cols;
     const int32_t num_threads = threads_for(n * w.rows * k, scratch.num_threads());
-    const int64_t num_panels = (w.rows + kGemmNr - 1) / kGemmNr;
-    // Few panels (small out): also split the rows of x so that every thread has work.
-    const int64_t row_blocks = std::clamp<int64_t>((2 * num_threads + num_panels - 1) / num_panels,
-                                                   1, std::max<int64_t>(1, n / (8 * kGemmMr)));
+    const int64_t num_panels = (w.rows + kPanelRows - 1) / kPanelRows;
+    // Row blocks that stay in L2 while the panels pass over them (each panel is dequantized
+    // once per block).
+    const int64_t fit_rows = std::max<int64_t>(kGemmMr, kRowBlockBytes / (k * 4));
+    const int64_t row_blocks = (n + fit_rows - 1) / fit_rows;
     const int64_t rows_per_block = (n + row_blocks - 1) / row_blocks;
-    const int64_t kc_max = std::min(k, kPanelCols);
 #pragma omp parallel num_threads(num_threads) if (num_threads > 1)
     {
         const int thread = omp_get_thread_num();
-        float* rows_tmp = scratch.thread_floats(thread, ScratchSlot::kRows, kGemmNr * kc_max);
-        float* panel = scratch.thread_floats(thread, ScratchSlot::kPanel, kGemmNr * kc_max);
-#pragma omp for schedule(dynamic, 1)
+        float* panel = scratch.thread_floats(thread, ScratchSlot::kPanel,
+                                             kPanelRows * panel_stride(std::min(k, kPanelCols)));
+        float* acc =
+            scratch.thread_floats(thread, ScratchSlot::kGemmAccum, rows_per_block * kPanelRows * 8);
+        // Consecutive items share their row block: the threads sweep the panels over it together.
+#pragma omp for schedule(dynamic, kItemsPerGrab)
         for (int64_t item = 0; item < num_panels * row_blocks; ++item) {
-            const int64_t j0 = item / row_blocks * kGemmNr;
-            const int64_t i0 = item % row_blocks * rows_per_block;
-            const int64_t rows = std::min(rows_per_block, n - i0);
-            for (int64_t k0 = 0; k0 < k; k0 += kc_max) {
-                const int64_t kc = std::min(kc_max, k - k0);
-                pack_panel({.w = w, .j0 = j0, .k0 = k0, .kc = kc}, rows_tmp, panel);
+            const int64_t j0 = item % num_panels * kPanelRows;
+            const int64_t i0 = item / num_panels * rows_per_block;
+            for (int64_t k0 = 0; k0 < k; k0 += kPanelCols) {
+                const int64_t kc = std::min(kPanelCols, k - k0);
+                pack_panel({.w = w, .j0 = j0, .k0 = k0, .kc = kc}, panel);
                 multiply_panel({.x = x.f32() + i0 * k + k0,
                                 .ldx = k,
-                                .n = rows,
-                                .panel = panel,
+                                .n = std::min(rows_per_block, n - i0),
                                 .kc = kc,
+                                .panel = panel,
+                                .acc = acc,
+                                .first_chunk = k0 == 0,
+                                .last_chunk = k0 + kc == k,
                                 .y = y.f32() + i0 * y.cols + j0,
                                 .ldy = y.cols,
-                                .num_cols = std::min<int64_t>(kGemmNr, w.rows - j0),
-                                .accumulate = k0 > 0});
+                                .num_cols = std::min<int64_t>(kPanelRows, w.rows - j0)});
             }
         }
     }

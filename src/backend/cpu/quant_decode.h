@@ -31,24 +31,25 @@ inline void decode_int8(const int8_t* qs, __m256 v[4]) {
     }
 }
 
-// Scale d and minimum m of a Q4_1 block: lanes 0 and 1 of the result.
-inline __m128 q4_1_scale_min(const BlockQ4_1& b) {
-    return _mm_cvtph_ps(_mm_cvtsi32_si128(static_cast<int>(load_u32(&b.d))));
+// The f16 values at p and p + 1 (2 bytes each) as f32, repeated: (v0, v1, v0, v1, ...). The
+// 4 bytes come in with a broadcast load, which costs no vector ALU slot.
+inline __m256 f16_pair_repeated(const void* p) {
+    return _mm256_cvtph_ps(_mm_castps_si128(_mm_broadcast_ss(static_cast<const float*>(p))));
 }
 
 // Dequantized values of one block, value = fma(d, q, m) (Q4_1), d * (q - 8) (Q4_0), d * q (Q8_0):
 // each rounded once, exactly as dequantize_row_reference computes them.
 inline void dequant_block(const BlockQ4_1& b, __m256 v[4]) {
-    const __m128 dm = q4_1_scale_min(b);
-    const __m256 d = _mm256_broadcastss_ps(dm);
-    const __m256 m = _mm256_broadcastss_ps(_mm_movehdup_ps(dm));
+    const __m256 dm = f16_pair_repeated(&b.d);
+    const __m256 d = _mm256_moveldup_ps(dm);
+    const __m256 m = _mm256_movehdup_ps(dm);
     decode_nibbles(b.qs, v);
 #pragma GCC unroll 8
     for (int c = 0; c < 4; ++c) v[c] = _mm256_fmadd_ps(d, v[c], m);
 }
 
 inline void dequant_block(const BlockQ4_0& b, __m256 v[4]) {
-    const __m256 d = _mm256_set1_ps(f16_scalar(load_u16(&b.d)));
+    const __m256 d = _mm256_moveldup_ps(f16_pair_repeated(&b.d));  // d and 2 bytes of qs
     const __m256 eight = _mm256_set1_ps(8.0f);
     decode_nibbles(b.qs, v);
 #pragma GCC unroll 8
@@ -56,7 +57,7 @@ inline void dequant_block(const BlockQ4_0& b, __m256 v[4]) {
 }
 
 inline void dequant_block(const BlockQ8_0& b, __m256 v[4]) {
-    const __m256 d = _mm256_set1_ps(f16_scalar(load_u16(&b.d)));
+    const __m256 d = _mm256_moveldup_ps(f16_pair_repeated(&b.d));  // d and 2 bytes of qs
     decode_int8(b.qs, v);
 #pragma GCC unroll 8
     for (int c = 0; c < 4; ++c) v[c] = _mm256_mul_ps(d, v[c]);

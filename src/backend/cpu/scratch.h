@@ -11,22 +11,22 @@ namespace se::cpu {
 
 // What a buffer is used for; each kernel owns its slots.
 enum class ScratchSlot : uint8_t {
-    kPanel,    // matmul: dequantized weight panel
-    kRows,     // matmul: dequantized weight rows before the transpose into the panel
-    kKeys,     // attention: one KV block's keys as f32
-    kValues,   // attention: one KV block's values as f32
-    kQueries,  // attention: the tile's scaled queries
-    kScores,   // attention: scores / probabilities of one KV head's queries against a chunk
-    kAccum,    // attention: unnormalised outputs and softmax state of the tile
+    kPanel,      // matmul: one chunk of a dequantized weight panel
+    kGemmAccum,  // matmul: the GEMM's 8-lane sums carried from one panel chunk to the next
+    kKeys,       // attention: one KV block's keys as f32
+    kValues,     // attention: one KV block's values as f32
+    kQueries,    // attention: the tile's scaled queries
+    kScores,     // attention: scores / probabilities of one KV head's queries against a chunk
+    kAccum,      // attention: unnormalised outputs and softmax state of the tile
+    kPartition,  // attention: the tile's state over one KV partition, before the merge
 };
-inline constexpr int kNumScratchSlots = 7;
+inline constexpr int kNumScratchSlots = 8;
 
 // Buffers shared by all threads of a call, sized before the parallel region starts.
 enum class SharedSlot : uint8_t {
-    kGemvActivations,  // matmul: activations rearranged for the Q4 GEMV kernels
-    kPartials,         // attention: outputs of KV splits before the merge
+    kPartials,  // attention: states of KV partitions run as separate items, before the merge
 };
-inline constexpr int kNumSharedSlots = 2;
+inline constexpr int kNumSharedSlots = 1;
 
 class Scratch {
   public:

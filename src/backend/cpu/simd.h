@@ -16,7 +16,16 @@ inline float hsum(__m256 v) {
     return _mm_cvtss_f32(s);
 }
 
-// The four horizontal sums of a0..a3, in order, as one vector.
+// The horizontal sum of the dot-product kernels (matmul, attention scores): adjacent lanes
+// first, ((l0 + l1) + (l2 + l3)) + ((l4 + l5) + (l6 + l7)). hsum4 adds in the same order, so a
+// dot product has the same bits whichever of the two reduces it.
+inline float hsum_pairs(__m256 v) {
+    const __m256 s = _mm256_hadd_ps(v, v);  // l0+l1, l2+l3 | l4+l5, l6+l7
+    const __m256 t = _mm256_hadd_ps(s, s);  // (l0+l1)+(l2+l3) | (l4+l5)+(l6+l7)
+    return _mm_cvtss_f32(_mm_add_ss(_mm256_castps256_ps128(t), _mm256_extractf128_ps(t, 1)));
+}
+
+// The four horizontal sums of a0..a3, in order, as one vector; each in hsum_pairs' order.
 inline __m128 hsum4(__m256 a0, __m256 a1, __m256 a2, __m256 a3) {
     const __m256 s01 = _mm256_hadd_ps(a0, a1);
     const __m256 s23 = _mm256_hadd_ps(a2, a3);
@@ -29,6 +38,12 @@ inline float hmax(__m256 v) {
     s = _mm_max_ps(s, _mm_movehl_ps(s, s));
     s = _mm_max_ss(s, _mm_movehdup_ps(s));
     return _mm_cvtss_f32(s);
+}
+
+// Lanes [0, count) set, count < 8: masked loads of the last elements of a row.
+inline __m256i first_lanes(int64_t count) {
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(count)),
+                              _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
 
 // 8 consecutive f16 values as f32.
