@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "core/dtype.h"
 
@@ -47,6 +48,23 @@ struct PagedSeq {
 struct PagedKvRead {
     const PagedKvCache* cache = nullptr;
     std::span<const PagedSeq> seqs;
+};
+
+// One sequence of a gathered read: its query rows read exactly the listed entries, with no causal
+// mask (sparse selections are made for decode rows, which see every entry anyway).
+struct GatherSeq {
+    int32_t q_start = 0;
+    int32_t q_len = 0;
+    std::span<const int32_t> block_table;  // the sequence's whole block table
+    // Ascending entry indices: one list shared by every KV head, or one list per KV head
+    // (lists[g] for KV head g). An empty list gives zero output rows.
+    std::span<const std::vector<int32_t>> lists;
+};
+
+// Gathered paged payload: a chosen subset of each sequence's entries is read.
+struct PagedKvGather {
+    const PagedKvCache* cache = nullptr;
+    std::span<const GatherSeq> seqs;
 };
 
 // Where a step's new K/V rows go: slot = block_id * block_size + row within the block.

@@ -30,10 +30,19 @@ struct AttentionArgs {
     float scale = 1.0f;  // usually 1 / sqrt(head_dim)
 };
 
+// The ways a backend's attention kernels read paged KV.
+enum class KvReadKind : uint8_t {
+    kPaged,   // attention(): every entry of each sequence's block table, causal
+    kGather,  // attention_gather(): listed entries of each sequence
+};
+
 class Ops {
   public:
     virtual ~Ops() = default;
     virtual std::string_view name() const = 0;
+
+    // Whether this backend's kernels read KV this way (an unsupported kind fails at start-up).
+    virtual bool reads(KvReadKind kind) const { return true; }
 
     // y f32 [n, d] = rows ids[i] of table (any weight dtype) [vocab, d]
     virtual void embedding(std::span<const int32_t> ids, const ConstTensorView& table,
@@ -72,6 +81,15 @@ class Ops {
     // reads KV head h / (num_heads / num_kv_heads). Rows of sequences with kv_len 0 are zero.
     virtual void attention(const ConstTensorView& q, const PagedKvRead& kv,
                            const AttentionArgs& args, TensorView out) = 0;
+
+    // out as above, but each sequence's rows read only the entries kv lists (no causal mask).
+    virtual void attention_gather(const ConstTensorView& q, const PagedKvGather& kv,
+                                  const AttentionArgs& args, TensorView out) = 0;
+
+    // Copies the K and V of entry slot from[i] to slot to[i], in order i = 0, 1, ...; a slot
+    // may be written only after it was read (compaction moves entries toward the front).
+    virtual void move_kv(const PagedKvCache& cache, std::span<const int64_t> from,
+                         std::span<const int64_t> to) = 0;
 };
 
 }  // namespace se

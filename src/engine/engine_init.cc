@@ -87,20 +87,25 @@ Status Engine::init_method() {
             fmt::format("--block-size must be in [1, 1024], got {}", config_.block_size));
     }
     SE_ASSIGN_OR_RETURN(DType kv_dtype, kv_dtype_of(config_.kv_cache_dtype));
-    const MethodContext context{.model = mc,
-                                .ops = *ops_,
-                                .kv_layout = {.dtype = kv_dtype,
-                                              .block_size = config_.block_size,
-                                              .num_kv_heads = mc.num_kv_heads,
-                                              .head_dim = mc.head_dim},
-                                .kv_cache_bytes = config_.kv_cache_memory_bytes,
-                                .knobs = config_.sparse_config,
-                                .enable_prefix_caching = config_.enable_prefix_caching};
+    const MethodContext context{
+        .model = mc,
+        .ops = *ops_,
+        .kv_layout = {.dtype = kv_dtype,
+                      .block_size = config_.block_size,
+                      .num_kv_heads = mc.num_kv_heads,
+                      .head_dim = mc.head_dim},
+        .kv_cache_bytes = config_.kv_cache_memory_bytes,
+        .knobs = config_.sparse_config,
+        .enable_prefix_caching = config_.enable_prefix_caching,
+        .max_step_tokens = std::min(config_.scheduler.prefill_chunk_size,
+                                    config_.scheduler.max_num_batched_tokens)};
     SE_ASSIGN_OR_RETURN(method_, builtin_methods().create(config_.sparse_method, context));
     const AttentionArgs args{.num_heads = mc.num_heads,
                              .num_kv_heads = mc.num_kv_heads,
                              .head_dim = mc.head_dim,
                              .scale = 1.0f / std::sqrt(static_cast<float>(mc.head_dim))};
+    SE_RETURN_IF_ERROR(check_payloads(*ops_, *method_.cache)
+                           .with_context(fmt::format("method {}", config_.sparse_method)));
     controller_ = std::make_unique<SparseController>(*ops_, *method_.runtime, *method_.cache, args);
     runner_ = std::make_unique<ModelRunner>(*model_, *controller_);
     // Blocks are shared only between requests that would compute the same KV: same model and

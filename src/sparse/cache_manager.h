@@ -1,16 +1,23 @@
 // A method's owner of persistent KV state (payload, per-sequence tables, and later summaries,
 // scores or scales). The core drives it through this interface and never looks inside.
 //
-// Per step: prepare_step (reserve, all or nothing) -> per layer store, view -> release on finish.
+// Per step: prepare_step (reserve, all or nothing) -> per layer store, view -> apply (the
+// runtime's eviction plan) -> release when a sequence finishes.
+//
+// Lengths: a sequence's logical length is the tokens it processed; its physical length (per
+// lane) is the entries resident. Methods that evict make them differ; the scheduler's step plan
+// always speaks in logical tokens.
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "core/expected.h"
 #include "core/tensor_view.h"
 #include "kv/paged_kv_store.h"
 #include "kv/radix_cache.h"
 #include "sparse/attention_view.h"
+#include "sparse/eviction_plan.h"
 #include "sparse/memory_oracle.h"
 #include "sparse/selection.h"
 #include "sparse/step_plan.h"
@@ -51,9 +58,19 @@ class CacheManager {
     // k, v: f32 [num_tokens, num_kv_heads * head_dim]
     virtual void store(int32_t layer, const ConstTensorView& k, const ConstTensorView& v) = 0;
 
-    // Required. What the kernel reads for `layer` under `selection`; valid until the next
-    // prepare_step.
-    virtual AttentionView view(int32_t layer, const Selection& selection) const = 0;
+    // Required. What the kernel reads for `layer` under `selection`; valid until the next view
+    // of the layer or prepare_step.
+    virtual AttentionView view(int32_t layer, const Selection& selection) = 0;
+
+    // Required. The payload kinds view() can return (checked against the backend at start-up).
+    virtual std::vector<PayloadKind> payload_kinds() const = 0;
+
+    // Optional for methods that never evict (their plans are always empty). Drops the entries
+    // the plan does not keep, moving the kept ones to the front in order and returning emptied
+    // blocks to the pool; the logical length is unchanged.
+    virtual void apply(const EvictionPlan& plan) {
+        SE_CHECK(plan.empty(), "this cache manager does not evict");
+    }
 
     // Required. Frees everything held for `seq`; a no-op for unknown sequences.
     virtual void release(SeqId seq) = 0;

@@ -25,6 +25,7 @@ struct MethodContext {
     int64_t kv_cache_bytes = 0;         // memory the method's cache may take
     const nlohmann::json& knobs;        // the method's options (--sparse-config), an object
     bool enable_prefix_caching = true;  // --enable-prefix-caching (methods keeping full history)
+    int32_t max_step_tokens = 0;        // most tokens one sequence adds in a step (prefill chunk)
 };
 
 struct Method {

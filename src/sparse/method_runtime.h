@@ -1,14 +1,20 @@
-// A method's per-step logic across layers: which entries each layer reads, and (for methods that
-// need them) what to learn from attention. The sparse controller calls the hooks in this order:
+// A method's per-step logic across layers: which entries each layer reads, what to learn from
+// attention, and what to evict. The sparse controller calls the hooks in this order:
 //
-//   prepare_step -> per layer: select_{prefill,decode} -> (kernel) -> on_attention_end
-//                              -> on_layer_end
-//                -> finish_step
+//   cache.prepare_step -> prepare_step
+//     per layer: cache.store -> select_{prefill,decode} -> cache.view -> kernel
+//                -> on_attention_end (only where needs_attention_stats) -> on_layer_end
+//   -> finish_step -> cache.apply(plan)
+//
+// A runtime is created together with its cache manager (one Method) and may keep a reference to
+// it to read sequence lengths, summaries or scores. It never allocates KV itself.
 #pragma once
 
 #include <cstdint>
 
 #include "core/tensor_view.h"
+#include "sparse/attention_stats.h"
+#include "sparse/eviction_plan.h"
 #include "sparse/selection.h"
 #include "sparse/step_plan.h"
 
@@ -18,25 +24,34 @@ class MethodRuntime {
   public:
     virtual ~MethodRuntime() = default;
 
-    // Optional. Runs once per step after the cache manager reserved room. May reset per-step
-    // scratch; must not touch the cache manager's state.
+    // Optional. Runs once per step after the cache manager reserved room for every new token.
+    // May reset per-step state and read the plan (keep a copy: the reference dies with the
+    // step); must not change the cache manager's state.
     virtual void prepare_step(const StepPlan& plan) {}
 
+    // Optional (default: never). Whether on_attention_end of `layer` in a step of `phase` needs
+    // the layer's queries and view; the controller skips the hook otherwise.
+    virtual bool needs_attention_stats(int32_t layer, StepPhase phase) const { return false; }
+
     // Required. Selection for a prefill step's layer; q f32 [num_tokens, num_heads * head_dim]
-    // after RoPE. May read q and its own state only.
+    // after RoPE, the step's keys already stored. May read q, its own state and the cache
+    // manager; returns kFull for every sequence that is not decoding.
     virtual Selection select_prefill(int32_t layer, const ConstTensorView& q) = 0;
 
     // Required. Same for a decode step (one query row per sequence).
     virtual Selection select_decode(int32_t layer, const ConstTensorView& q) = 0;
 
-    // Optional. The layer's attention has run.
-    virtual void on_attention_end(int32_t layer) {}
+    // Optional. The layer's attention has run; `stats` gives its queries and the view it read.
+    // May update the method's own state and scores the cache manager keeps for it; must not
+    // evict (eviction waits for finish_step, when every layer is done with the step's view).
+    virtual void on_attention_end(int32_t layer, const AttentionStats& stats) {}
 
     // Optional. The layer's output is complete.
     virtual void on_layer_end(int32_t layer) {}
 
-    // Optional. The step's forward pass is complete.
-    virtual void finish_step() {}
+    // Optional (default: evict nothing). The step's forward pass is complete; returns the
+    // entries to drop, which the controller hands to the cache manager's apply.
+    virtual EvictionPlan finish_step() { return {}; }
 };
 
 }  // namespace se

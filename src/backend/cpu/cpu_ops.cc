@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "backend/cpu/activation.h"
+#include "backend/cpu/attention_gather.h"
 #include "backend/cpu/kv_store.h"
 #include "backend/cpu/matmul.h"
 #include "backend/cpu/norm.h"
@@ -147,6 +148,16 @@ void CpuOps::store_kv(const ConstTensorView& k, const ConstTensorView& v, const 
 void CpuOps::attention(const ConstTensorView& q, const PagedKvRead& kv, const AttentionArgs& args,
                        TensorView out) {
     attention_.run(q, kv, args, out, scratch_);
+}
+
+void CpuOps::attention_gather(const ConstTensorView& q, const PagedKvGather& kv,
+                              const AttentionArgs& args, TensorView out) {
+    cpu::attention_gather(q, kv, args, out, scratch_.num_threads());
+}
+
+void CpuOps::move_kv(const PagedKvCache& cache, std::span<const int64_t> from,
+                     std::span<const int64_t> to) {
+    cpu::move_kv_entries(cache, from, to);
 }
 
 }  // namespace se

@@ -41,6 +41,10 @@ class CpuOps final : public Ops {
                   const PagedKvCache& cache) override;
     void attention(const ConstTensorView& q, const PagedKvRead& kv, const AttentionArgs& args,
                    TensorView out) override;
+    void attention_gather(const ConstTensorView& q, const PagedKvGather& kv,
+                          const AttentionArgs& args, TensorView out) override;
+    void move_kv(const PagedKvCache& cache, std::span<const int64_t> from,
+                 std::span<const int64_t> to) override;
 
   private:
     // Threads for an element-wise op over `elems` f32 values: 1 unless it is large.

@@ -54,6 +54,36 @@ void attend_one(const ConstTensorView& q, const PagedKvCache& cache, const Paged
     }
 }
 
+// Output row i, head h of a gathered read: softmax over the listed entries only.
+void attend_listed(const ConstTensorView& q, const PagedKvCache& cache, const GatherSeq& seq,
+                   const AttentionArgs& args, int32_t i, int32_t h, float* out) {
+    const int32_t kv_head = h / (args.num_heads / args.num_kv_heads);
+    const std::vector<int32_t>& entries = seq.lists[seq.lists.size() == 1 ? 0 : kv_head];
+    std::fill(out, out + args.head_dim, 0.0f);
+    if (entries.empty()) return;
+    const PagedSeq paged{.block_table = seq.block_table};
+    const float* qv = q.f32() + (seq.q_start + i) * q.cols + int64_t{h} * args.head_dim;
+    std::vector<double> scores(entries.size());
+    for (size_t j = 0; j < entries.size(); ++j) {
+        double dot = 0.0;
+        for (int32_t d = 0; d < args.head_dim; ++d)
+            dot += double{qv[d]} * kv_elem(cache, cache.k_blocks, paged, entries[j], kv_head, d);
+        scores[j] = dot * args.scale;
+    }
+    const double max = *std::max_element(scores.begin(), scores.end());
+    double total = 0.0;
+    for (double& s : scores) {
+        s = std::exp(s - max);
+        total += s;
+    }
+    for (int32_t d = 0; d < args.head_dim; ++d) {
+        double acc = 0.0;
+        for (size_t j = 0; j < entries.size(); ++j)
+            acc += scores[j] * kv_elem(cache, cache.v_blocks, paged, entries[j], kv_head, d);
+        out[d] = static_cast<float>(acc / total);
+    }
+}
+
 }  // namespace
 
 void ReferenceOps::embedding(std::span<const int32_t> ids, const ConstTensorView& table,
@@ -165,6 +195,36 @@ void ReferenceOps::attention(const ConstTensorView& q, const PagedKvRead& kv,
                 } else {
                     attend_one(q, *kv.cache, seq, args, i, h, dst);
                 }
+            }
+        }
+    }
+}
+
+void ReferenceOps::attention_gather(const ConstTensorView& q, const PagedKvGather& kv,
+                                    const AttentionArgs& args, TensorView out) {
+    SE_CHECK(q.cols == int64_t{args.num_heads} * args.head_dim && out.cols == q.cols &&
+             out.rows == q.rows);
+    for (const GatherSeq& seq : kv.seqs) {
+        SE_CHECK(seq.lists.size() == 1 ||
+                 seq.lists.size() == static_cast<size_t>(args.num_kv_heads));
+        for (int32_t i = 0; i < seq.q_len; ++i) {
+            for (int32_t h = 0; h < args.num_heads; ++h) {
+                attend_listed(q, *kv.cache, seq, args, i, h,
+                              out.f32_row(seq.q_start + i) + int64_t{h} * args.head_dim);
+            }
+        }
+    }
+}
+
+void ReferenceOps::move_kv(const PagedKvCache& cache, std::span<const int64_t> from,
+                           std::span<const int64_t> to) {
+    SE_CHECK(from.size() == to.size());
+    const int64_t entry = cache.layout.entry_elems();
+    for (size_t i = 0; i < from.size(); ++i) {
+        for (int64_t e = 0; e < entry; ++e) {
+            for (void* plane : {cache.k_blocks, cache.v_blocks}) {
+                store_float(cache.layout.dtype, plane, to[i] * entry + e,
+                            load_float(cache.layout.dtype, plane, from[i] * entry + e));
             }
         }
     }

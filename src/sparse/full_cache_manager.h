@@ -1,5 +1,8 @@
-// Dense KV: every token's K and V kept explicitly in paged blocks, read in full, with an optional
-// radix prefix cache over finished (and fully prefilled) sequences' blocks.
+// Full-history KV: every token's K and V kept explicitly in paged blocks (one block table per
+// sequence shared by all layers), with an optional radix prefix cache over finished (and fully
+// prefilled) sequences' blocks. Reads are full, or a selected subset of entries or pages. The
+// cache manager of every method that never evicts; a method that keeps summaries next to the KV
+// derives from it and extends store().
 #pragma once
 
 #include <memory>
@@ -9,12 +12,19 @@
 #include "kv/paged_kv_store.h"
 #include "kv/radix_cache.h"
 #include "sparse/cache_manager.h"
+#include "sparse/method_registry.h"
+#include "sparse/view_builder.h"
 
 namespace se {
 
-class DenseCacheManager final : public CacheManager, private MemoryOracle {
+// The store a full-history method gets from its share of KV memory; each block also pays for
+// `extra_bytes_per_block` of the method's own per-block state (summaries, say).
+Expected<PagedKvStore> make_full_kv_store(const MethodContext& context,
+                                          int64_t extra_bytes_per_block = 0);
+
+class FullCacheManager : public CacheManager, private MemoryOracle {
   public:
-    DenseCacheManager(Ops& ops, PagedKvStore store, bool enable_prefix_caching);
+    FullCacheManager(Ops& ops, PagedKvStore store, bool enable_prefix_caching);
 
     CacheCapacity capacity() const override;
     const MemoryOracle& oracle() const override { return *this; }
@@ -22,10 +32,19 @@ class DenseCacheManager final : public CacheManager, private MemoryOracle {
     void publish_prefix(SeqId seq, const PrefixQuery& query) override;
     Status prepare_step(const StepPlan& plan) override;
     void store(int32_t layer, const ConstTensorView& k, const ConstTensorView& v) override;
-    AttentionView view(int32_t layer, const Selection& selection) const override;
+    AttentionView view(int32_t layer, const Selection& selection) override;
+    std::vector<PayloadKind> payload_kinds() const override;
     void release(SeqId seq) override;
     void flush_prefix_cache() override;
     RadixCacheStats prefix_cache_stats() const override;
+
+    // The step's per-sequence metadata (plan order) and the slot of each new token.
+    std::span<const PagedSeq> step_seqs() const { return seqs_; }
+    std::span<const int64_t> step_slots() const { return slots_; }
+    const PagedKvStore& kv() const { return store_; }
+
+  protected:
+    Ops& ops() { return ops_; }
 
   private:
     // MemoryOracle
@@ -44,6 +63,7 @@ class DenseCacheManager final : public CacheManager, private MemoryOracle {
     // Layout of the current step.
     std::vector<int64_t> slots_;  // i64 [num_tokens] where each new entry goes
     std::vector<PagedSeq> seqs_;  // per sequence of the step
+    ViewBuilder views_;
 };
 
 }  // namespace se

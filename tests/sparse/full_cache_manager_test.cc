@@ -12,9 +12,9 @@ namespace {
 
 constexpr int32_t kBs = 4;
 
-class DenseCacheManagerTest : public ::testing::Test {
+class FullCacheManagerTest : public ::testing::Test {
   protected:
-    DenseCacheManagerTest() {
+    FullCacheManagerTest() {
         config_.num_layers = 2;
         config_.num_kv_heads = 1;
         config_.head_dim = 8;
@@ -50,7 +50,7 @@ class DenseCacheManagerTest : public ::testing::Test {
     Method method_;
 };
 
-TEST_F(DenseCacheManagerTest, OracleAnswersMatchWhatHappensAndChangeNothing) {
+TEST_F(FullCacheManagerTest, OracleAnswersMatchWhatHappensAndChangeNothing) {
     std::vector<int32_t> tokens(13);
     for (int i = 0; i < 13; ++i) tokens[i] = 100 + i;
     const PrefixQuery q{.ns = 5, .tokens = tokens};
@@ -97,7 +97,7 @@ TEST_F(DenseCacheManagerTest, OracleAnswersMatchWhatHappensAndChangeNothing) {
     EXPECT_EQ(cache().capacity().num_free_blocks, 10);
 }
 
-TEST_F(DenseCacheManagerTest, FailedReservationLeavesEverySequenceUntouched) {
+TEST_F(FullCacheManagerTest, FailedReservationLeavesEverySequenceUntouched) {
     prefill(1, 0, 16);  // 4 blocks
     prefill(2, 0, 16);  // 4 blocks
     StepPlan plan{.phase = StepPhase::kDecode,

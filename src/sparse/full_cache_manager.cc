@@ -1,28 +1,47 @@
-#include "methods/dense/dense_cache_manager.h"
+#include "sparse/full_cache_manager.h"
+
+#include <fmt/core.h>
 
 namespace se {
 
-DenseCacheManager::DenseCacheManager(Ops& ops, PagedKvStore store, bool enable_prefix_caching)
+Expected<PagedKvStore> make_full_kv_store(const MethodContext& context,
+                                          int64_t extra_bytes_per_block) {
+    const int64_t bytes_per_block =
+        int64_t{context.model.num_layers} * 2 *
+            dtype_row_bytes(context.kv_layout.dtype, context.kv_layout.block_elems()) +
+        extra_bytes_per_block;
+    const int64_t num_blocks = context.kv_cache_bytes / bytes_per_block;
+    if (num_blocks < 1) {
+        return invalid_argument(fmt::format(
+            "KV cache memory of {} bytes holds no block; one block of {} tokens takes {} bytes",
+            context.kv_cache_bytes, context.kv_layout.block_size, bytes_per_block));
+    }
+    return PagedKvStore::create({.num_layers = context.model.num_layers,
+                                 .layout = context.kv_layout,
+                                 .num_blocks = num_blocks});
+}
+
+FullCacheManager::FullCacheManager(Ops& ops, PagedKvStore store, bool enable_prefix_caching)
     : ops_(ops), store_(std::move(store)) {
     if (enable_prefix_caching) {
         radix_ = std::make_unique<RadixCache>(store_.pool(), store_.layout().block_size);
     }
 }
 
-CacheCapacity DenseCacheManager::capacity() const {
+CacheCapacity FullCacheManager::capacity() const {
     return {.num_blocks = store_.pool().num_blocks(),
             .num_free_blocks = store_.pool().num_free(),
             .num_cached_blocks = radix_ ? radix_->num_cached_blocks() : 0,
             .block_size = store_.layout().block_size};
 }
 
-int32_t DenseCacheManager::usable_prefix(const PrefixQuery& query) const {
+int32_t FullCacheManager::usable_prefix(const PrefixQuery& query) const {
     const int32_t bs = store_.layout().block_size;
     const auto n = static_cast<int32_t>(query.tokens.size());
     return n <= 0 ? 0 : (n - 1) / bs * bs;
 }
 
-int32_t DenseCacheManager::attach_prefix(SeqId seq, const PrefixQuery& query) {
+int32_t FullCacheManager::attach_prefix(SeqId seq, const PrefixQuery& query) {
     if (!radix_) return 0;
     const RadixMatch m = radix_->match(query.ns, query.tokens, usable_prefix(query),
                                        /*count=*/true, /*touch=*/true);
@@ -30,7 +49,7 @@ int32_t DenseCacheManager::attach_prefix(SeqId seq, const PrefixQuery& query) {
     return m.num_tokens;
 }
 
-void DenseCacheManager::publish_prefix(SeqId seq, const PrefixQuery& query) {
+void FullCacheManager::publish_prefix(SeqId seq, const PrefixQuery& query) {
     if (!radix_) return;
     const int32_t bs = store_.layout().block_size;
     const int32_t computed =
@@ -39,7 +58,7 @@ void DenseCacheManager::publish_prefix(SeqId seq, const PrefixQuery& query) {
     radix_->insert(query.ns, query.tokens, blocks);
 }
 
-Status DenseCacheManager::prepare_step(const StepPlan& plan) {
+Status FullCacheManager::prepare_step(const StepPlan& plan) {
     std::vector<SeqId> ids;
     std::vector<int32_t> counts;
     int64_t needed = 0;
@@ -68,40 +87,49 @@ Status DenseCacheManager::prepare_step(const StepPlan& plan) {
     return {};
 }
 
-void DenseCacheManager::store(int32_t layer, const ConstTensorView& k, const ConstTensorView& v) {
+void FullCacheManager::store(int32_t layer, const ConstTensorView& k, const ConstTensorView& v) {
     ops_.store_kv(k, v, KvWrite{.slots = slots_}, store_.layer_cache(layer));
 }
 
-AttentionView DenseCacheManager::view(int32_t layer, const Selection& selection) const {
+AttentionView FullCacheManager::view(int32_t layer, const Selection& selection) {
+    const PagedKvCache& cache = store_.layer_cache(layer);
     switch (selection.kind) {
         case SelectionKind::kFull:
             break;
+        case SelectionKind::kEntries:
+            return {.payload = views_.gather(cache, seqs_, selection)};
+        case SelectionKind::kPages:
+            return {.payload = views_.pages(cache, seqs_, selection)};
     }
-    return {.payload = PagedKvRead{.cache = &store_.layer_cache(layer), .seqs = seqs_}};
+    return {.payload = PagedKvRead{.cache = &cache, .seqs = seqs_}};
 }
 
-void DenseCacheManager::release(SeqId seq) {
+std::vector<PayloadKind> FullCacheManager::payload_kinds() const {
+    return {PayloadKind::kPagedDense, PayloadKind::kPagedGather};
+}
+
+void FullCacheManager::release(SeqId seq) {
     store_.release(seq);
 }
 
-void DenseCacheManager::flush_prefix_cache() {
+void FullCacheManager::flush_prefix_cache() {
     if (radix_) radix_->flush();
 }
 
-RadixCacheStats DenseCacheManager::prefix_cache_stats() const {
+RadixCacheStats FullCacheManager::prefix_cache_stats() const {
     return radix_ ? radix_->stats() : RadixCacheStats{};
 }
 
-int64_t DenseCacheManager::available_blocks() const {
+int64_t FullCacheManager::available_blocks() const {
     return store_.pool().num_free() + (radix_ ? radix_->num_evictable_blocks() : 0);
 }
 
-bool DenseCacheManager::fits_alone(int64_t num_tokens) const {
+bool FullCacheManager::fits_alone(int64_t num_tokens) const {
     const int32_t bs = store_.layout().block_size;
     return (num_tokens + bs - 1) / bs <= store_.pool().num_blocks();
 }
 
-AdmissionCost DenseCacheManager::admission_cost(const PrefixQuery& query, int32_t max_chunk) const {
+AdmissionCost FullCacheManager::admission_cost(const PrefixQuery& query, int32_t max_chunk) const {
     const int32_t bs = store_.layout().block_size;
     AdmissionCost cost;
     int64_t pinned = 0;
@@ -120,11 +148,11 @@ AdmissionCost DenseCacheManager::admission_cost(const PrefixQuery& query, int32_
     return cost;
 }
 
-int64_t DenseCacheManager::step_cost(SeqId seq, int32_t num_new_tokens) const {
+int64_t FullCacheManager::step_cost(SeqId seq, int32_t num_new_tokens) const {
     return store_.blocks_needed(seq, num_new_tokens);
 }
 
-int64_t DenseCacheManager::release_gain(SeqId seq) const {
+int64_t FullCacheManager::release_gain(SeqId seq) const {
     int64_t gain = 0;
     for (int32_t b : store_.block_table(seq)) {
         const int32_t refs = store_.pool().ref_count(b);
