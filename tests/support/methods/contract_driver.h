@@ -1,0 +1,69 @@
+// Test-only: drives one method through the contract with data the test chooses. The test plays
+// the model: per step and layer it hands in q, k and v (random, say), the driver stores, selects,
+// attends and evicts exactly as the engine would, and returns every layer's attention output.
+// Tests then compare what the method kept and computed with naive rules of their own.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backend/cpu/cpu_ops.h"
+#include "model/model_config.h"
+#include "sparse/method_registry.h"
+#include "sparse/sparse_controller.h"
+
+namespace se::testing {
+
+struct DriverOptions {
+    int32_t num_layers = 4;
+    int32_t num_heads = 8;
+    int32_t num_kv_heads = 2;
+    int32_t head_dim = 16;
+    int32_t block_size = 16;
+    int64_t kv_cache_bytes = int64_t{16} << 20;
+    int32_t max_step_tokens = 64;
+};
+
+// One layer's inputs for one step: f32 [n, num_heads * head_dim] and [n, num_kv_heads * head_dim]
+// twice, row i for the step's token i.
+struct LayerInputs {
+    std::vector<float> q;
+    std::vector<float> k;
+    std::vector<float> v;
+};
+
+class ContractDriver {
+  public:
+    static Expected<std::unique_ptr<ContractDriver>> create(const std::string& method,
+                                                            const nlohmann::json& knobs,
+                                                            DriverOptions options = {});
+
+    const ModelConfig& config() const { return config_; }
+    const AttentionArgs& args() const { return args_; }
+    Method& method() { return method_; }
+
+    // Runs one step; layers[l] are layer l's inputs. Returns per layer the attention output
+    // f32 [n, num_heads * head_dim].
+    std::vector<std::vector<float>> step(const StepPlan& plan,
+                                         const std::vector<LayerInputs>& layers);
+
+    // Random inputs for every layer of a step of `num_tokens` tokens, N(0, 1) scaled by `scale`.
+    std::vector<LayerInputs> random_inputs(int32_t num_tokens, uint64_t seed,
+                                           float scale = 1.0f) const;
+
+  private:
+    ContractDriver() = default;
+
+    DriverOptions options_;
+    ModelConfig config_;
+    AttentionArgs args_;
+    nlohmann::json knobs_;
+    std::unique_ptr<CpuOps> ops_;
+    Method method_;
+    std::unique_ptr<SparseController> controller_;
+};
+
+}  // namespace se::testing
