@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "model/model_resolver.h"
+#include "model/text_file.h"
 
 namespace se::cli {
 
@@ -34,7 +35,8 @@ void add_engine_flags(CLI::App& app, EngineFlags& f) {
                    "auto (float32 on the CPU) | float32 | bfloat16 | float16")
         ->capture_default_str();
     app.add_option("--sparse-method", f.sparse_method, "KV cache method id")->capture_default_str();
-    app.add_option("--sparse-config", f.sparse_config, "the method's knobs as a JSON object")
+    app.add_option("--sparse-config", f.sparse_config,
+                   "the method's knobs: a JSON object, or @file holding one")
         ->capture_default_str();
     app.add_option("-t,--threads", f.threads, "CPU threads (0: all cores)")->capture_default_str();
     app.add_option("--seed", f.seed, "seed for requests that set none")->capture_default_str();
@@ -86,7 +88,14 @@ Expected<EngineConfig> to_engine_config(const EngineFlags& f) {
     config.kv_cache_memory_bytes = bytes.value();
     config.kv_cache_dtype = f.kv_cache_dtype;
     config.sparse_method = f.sparse_method;
-    config.sparse_config = nlohmann::json::parse(f.sparse_config, nullptr, false);
+    // A JSON object, or @path to a file holding one.
+    std::string sparse_config = f.sparse_config;
+    if (sparse_config.starts_with("@")) {
+        auto text = read_text_file(sparse_config.substr(1));
+        if (!text.ok()) return text.status().with_context("--sparse-config");
+        sparse_config = std::move(text).value();
+    }
+    config.sparse_config = nlohmann::json::parse(sparse_config, nullptr, false);
     if (config.sparse_config.is_discarded() || !config.sparse_config.is_object()) {
         return invalid_argument(
             fmt::format("--sparse-config: '{}' is not a JSON object", f.sparse_config));
