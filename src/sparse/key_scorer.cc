@@ -7,6 +7,21 @@
 #include "core/float_elems.h"
 
 namespace se {
+namespace {
+
+// q . k over d floats with eight running sums (which the compiler turns into one vector).
+float dot(const float* q, const float* k, int32_t d) {
+    float acc[8] = {};
+    int32_t i = 0;
+    for (; i + 8 <= d; i += 8) {
+        for (int32_t l = 0; l < 8; ++l) acc[l] += q[i + l] * k[i + l];
+    }
+    float sum = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+    for (; i < d; ++i) sum += q[i] * k[i];
+    return sum;
+}
+
+}  // namespace
 
 KeyScorer::KeyScorer(const PagedKvCache& cache, std::span<const int32_t> block_table,
                      int32_t num_entries, const AttentionArgs& args)
@@ -40,10 +55,7 @@ void KeyScorer::score(const float* q, int32_t visible, ScoreMode mode, std::span
         const float* k = keys_.data() + int64_t{h / group} * d;
         float* row = out.data() + int64_t{h} * visible;
         for (int32_t j = 0; j < visible; ++j) {
-            const float* kj = k + j * entry;
-            float dot = 0.0f;
-            for (int32_t i = 0; i < d; ++i) dot += qh[i] * kj[i];
-            row[j] = dot * args_.scale;
+            row[j] = dot(qh, k + j * entry, d) * args_.scale;
         }
         if (mode == ScoreMode::kLogits || visible == 0) continue;
         const float max = *std::max_element(row, row + visible);

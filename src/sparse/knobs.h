@@ -1,5 +1,5 @@
 // Typed reading of a method's knobs (--sparse-config), with errors that name the method and the
-// knob: "--sparse-config: snapkv knob 'window' must be an integer in [1, 4096], got -3".
+// knob: "--sparse-config: <method> knob 'window' must be an integer in [1, 4096], got -3".
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -26,6 +26,7 @@ Expected<std::unique_ptr<ContractDriver>> ContractDriver::create(const std::stri
                 .head_dim = c.head_dim,
                 .scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim))};
     d->ops_ = std::make_unique<CpuOps>(CpuOptions{.num_threads = 1});
+    const bool caching = options.enable_prefix_caching;
     SE_ASSIGN_OR_RETURN(d->method_, builtin_methods().create(
                                         method, {.model = c,
                                                  .ops = *d->ops_,
@@ -35,7 +36,7 @@ Expected<std::unique_ptr<ContractDriver>> ContractDriver::create(const std::stri
                                                                .head_dim = c.head_dim},
                                                  .kv_cache_bytes = options.kv_cache_bytes,
                                                  .knobs = d->knobs_,
-                                                 .enable_prefix_caching = false,
+                                                 .enable_prefix_caching = caching,
                                                  .max_step_tokens = options.max_step_tokens}));
     SE_RETURN_IF_ERROR(check_payloads(*d->ops_, *d->method_.cache));
     d->controller_ = std::make_unique<SparseController>(*d->ops_, *d->method_.runtime,

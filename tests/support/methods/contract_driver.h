@@ -25,6 +25,8 @@ struct DriverOptions {
     int32_t block_size = 16;
     int64_t kv_cache_bytes = int64_t{16} << 20;
     int32_t max_step_tokens = 64;
+    // Off by default: tests that exercise the prefix cache reach it through method().cache.
+    bool enable_prefix_caching = false;
 };
 
 // One layer's inputs for one step: f32 [n, num_heads * head_dim] and [n, num_kv_heads * head_dim]
