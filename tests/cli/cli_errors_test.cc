@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "support/test_files.h"
@@ -53,10 +54,12 @@ RunResult run_cli(const TempDir& dir, const std::vector<std::string>& args) {
     return r;
 }
 
-// Exit code 1; stderr ends with exactly one line "error: ..." holding every fragment (a start-up
-// banner may precede it when the failure comes after the model loaded).
-void expect_one_error_line(const RunResult& r, const std::vector<std::string>& fragments) {
-    EXPECT_EQ(r.exit_code, 1) << r.err;
+// Exit code 1 (2 for a bad value that only one command checks, as eval does); stderr ends with
+// exactly one line "error: ..." holding every fragment (a start-up banner may precede it when the
+// failure comes after the model loaded).
+void expect_one_error_line(const RunResult& r, const std::vector<std::string>& fragments,
+                           int exit_code = 1) {
+    EXPECT_EQ(r.exit_code, exit_code) << r.err;
     ASSERT_FALSE(r.err.empty());
     ASSERT_EQ(r.err.back(), '\n') << r.err;
     const size_t line_start = r.err.rfind('\n', r.err.size() - 2) + 1;  // 0 when only one line
@@ -143,6 +146,53 @@ TEST(CliErrorsTest, BadFlagValues) {
                           {"top_p", "1.5"});
     expect_one_error_line(run_cli(dir, {"generate", "--prompt", "x", "--sparse-config", "[1]"}),
                           {"--sparse-config"});
+}
+
+TEST(CliErrorsTest, EvalBadInputExitsWithTwo) {
+    TempDir dir;
+    constexpr int kBadInput = 2;
+    expect_one_error_line(run_cli(dir, {"eval", "--task", "haystack"}),
+                          {"--task", "haystack", "passkey", "vartrack"}, kBadInput);
+    expect_one_error_line(run_cli(dir, {"eval", "--num-samples", "0"}), {"--num-samples", "0"},
+                          kBadInput);
+    expect_one_error_line(run_cli(dir, {"eval", "--context-len", "-5"}), {"--context-len"},
+                          kBadInput);
+    expect_one_error_line(run_cli(dir, {"eval", "-o", "xml"}), {"--output", "xml"}, kBadInput);
+    // Past the model's context (8192 for SmolLM2), and past a shorter --max-model-len.
+    expect_one_error_line(
+        run_cli(dir, {"eval", "--task", "passkey", "-k", "1", "--context-len", "9000", "-t", "1"}),
+        {"--context-len 9000", "8192", "--max-model-len"}, kBadInput);
+    expect_one_error_line(run_cli(dir, {"eval", "--task", "passkey", "-k", "1", "--context-len",
+                                        "1024", "--max-model-len", "512", "-t", "1"}),
+                          {"--context-len 1024", "512"}, kBadInput);
+    // Too short for the instruction and question alone.
+    expect_one_error_line(
+        run_cli(dir, {"eval", "--task", "vartrack", "-k", "1", "--context-len", "40", "-t", "1"}),
+        {"--context-len", "40 tokens"}, kBadInput);
+}
+
+TEST(CliTest, EvalScoresPasskeyAsJson) {
+    TempDir dir;
+    RunResult r = run_cli(dir, {"eval", "--task", "passkey", "--context-len", "256", "-k", "2",
+                                "--seed", "3", "-t", "1", "-o", "json"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const nlohmann::json j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["method"], "dense");
+    EXPECT_EQ(j["context_len"], 256);
+    EXPECT_EQ(j["seed"], 3);
+    ASSERT_EQ(j["tasks"].size(), 1u);
+    const nlohmann::json& task = j["tasks"][0];
+    EXPECT_EQ(task["task"], "passkey");
+    ASSERT_EQ(task["samples"].size(), 2u);
+    for (const nlohmann::json& s : task["samples"]) {
+        EXPECT_LE(s["prompt_tokens"].get<int>(), 256);
+        EXPECT_GE(s["prompt_tokens"].get<int>(), 230);
+        // A short passkey prompt is well within what the model answers.
+        EXPECT_TRUE(s["correct"].get<bool>()) << s.dump();
+        EXPECT_NE(s["answer"].get<std::string>().find(s["expected"][0].get<std::string>()),
+                  std::string::npos);
+    }
+    EXPECT_EQ(task["accuracy"], 1.0);
 }
 
 TEST(CliTest, GeneratesWithTheDefaultModel) {

@@ -1,0 +1,53 @@
+// The results of `sparse-engine eval`, printed as a markdown table or one JSON object.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "eval/eval_sample.h"
+
+namespace se::cli {
+
+struct EvalSampleResult {
+    eval::EvalSample sample;
+    std::string answer;  // the generated text after the answer prefix
+    bool correct = false;
+    int32_t num_answer_tokens = 0;
+};
+
+// One task's batch; the times are the engine's prefill and decode steps while it ran.
+struct EvalTaskResult {
+    std::string task;
+    std::vector<EvalSampleResult> samples;
+    int64_t num_prefill_tokens = 0;
+    double prefill_seconds = 0.0;
+    int64_t num_decode_tokens = 0;
+    double decode_seconds = 0.0;
+    double wall_seconds = 0.0;
+
+    int32_t num_correct() const;
+    double accuracy() const;
+    double mean_prompt_tokens() const;
+};
+
+struct EvalRun {
+    std::string model;
+    std::string method;
+    nlohmann::json sparse_config;
+    int32_t context_len = 0;
+    int32_t num_samples = 0;
+    uint64_t seed = 0;
+    int32_t threads = 0;
+    std::vector<EvalTaskResult> tasks;
+};
+
+// One table row per task, plus the mean accuracy over tasks.
+void print_eval_markdown(const EvalRun& run);
+
+// {"method", "sparse_config", "context_len", ..., "accuracy", "tasks": [{"task", "accuracy",
+// ..., "samples": [{"index", "correct", "answer", ...}]}]}
+void print_eval_json(const EvalRun& run);
+
+}  // namespace se::cli
