@@ -6,15 +6,16 @@
 #include <fmt/core.h>
 
 #include <memory>
+#include <unordered_map>
 #include <utility>
 
 #include "methods/adakv/head_budgets.h"
 #include "methods/adakv/head_scores.h"
-#include "methods/adakv/window_queries.h"
 #include "sparse/evicting_cache_manager.h"
 #include "sparse/knobs.h"
 #include "sparse/method_registry.h"
 #include "sparse/ranking.h"
+#include "sparse/window_scores.h"
 
 namespace se {
 namespace {
@@ -32,11 +33,17 @@ class AdaRuntime final : public MethodRuntime {
         : knobs_(knobs),
           cache_(cache),
           num_kv_heads_(model.num_kv_heads),
-          windows_(knobs.window, model.num_layers, int64_t{model.num_heads} * model.head_dim) {}
+          num_layers_(model.num_layers),
+          width_(model.num_heads * model.head_dim) {}
 
     void prepare_step(const StepPlan& plan) override {
         plan_ = plan;
-        windows_.retain([&](SeqId seq) { return cache_.kv().contains(seq); });
+        std::erase_if(windows_,
+                      [&](const auto& entry) { return !cache_.kv().contains(entry.first); });
+        // A sequence starting over (an earlier run of the same id) starts an empty window.
+        for (const StepSeq& s : plan_.seqs) {
+            if (s.num_computed_tokens == 0) windows_.erase(s.seq_id);
+        }
     }
     Selection select_prefill(int32_t, const ConstTensorView&) override { return Selection::full(); }
     Selection select_decode(int32_t, const ConstTensorView&) override { return Selection::full(); }
@@ -49,9 +56,9 @@ class AdaRuntime final : public MethodRuntime {
     void on_attention_end(int32_t layer, const AttentionStats& stats) override {
         int64_t q_start = 0;
         for (const StepSeq& s : stats.plan.seqs) {
-            if (s.num_computed_tokens == 0) windows_.reset(s.seq_id, layer);
-            windows_.push(s.seq_id, layer, stats.q.f32() + q_start * stats.q.cols,
-                          s.num_new_tokens);
+            window_of(s.seq_id, layer)
+                .push(stats.q.f32() + q_start * stats.q.cols, s.num_new_tokens,
+                      s.num_computed_tokens);
             if (s.samples) {
                 compress(s.seq_id, layer, s.num_computed_tokens + s.num_new_tokens, stats);
             }
@@ -75,9 +82,9 @@ class AdaRuntime final : public MethodRuntime {
                                       .num_kv_heads = 1,
                                       .head_dim = stats.args.head_dim,
                                       .scale = stats.args.scale};
-        const std::span<const float> q = windows_.rows(seq, layer);
-        SE_CHECK(windows_.num_rows(seq, layer) == w, "%d window rows of %d",
-                 windows_.num_rows(seq, layer), w);
+        const QueryWindow& window = window_of(seq, layer);
+        SE_CHECK(window.size() == w, "%d window rows of %d", window.size(), w);
+        const float* q = window.row(0);  // f32 [w, num_heads * head_dim]
         std::vector<std::vector<float>> scores;
         for (int32_t g = 0; g < num_kv_heads_; ++g) {
             const int32_t lane = cache_.lane(layer, g);
@@ -88,7 +95,7 @@ class AdaRuntime final : public MethodRuntime {
                                            .block_table = cache_.kv().block_table(seq, lane),
                                            .num_entries = len,
                                            .window = w,
-                                           .q = q.data() + int64_t{g} * group * head_args.head_dim,
+                                           .q = q + int64_t{g} * group * head_args.head_dim,
                                            .q_stride = stats.q.cols},
                                           head_args, knobs_.kernel));
         }
@@ -102,10 +109,22 @@ class AdaRuntime final : public MethodRuntime {
         }
     }
 
+    // The last `window` prompt query rows of (seq, layer), kept across chunks so that the
+    // observation window may span chunk boundaries.
+    QueryWindow& window_of(SeqId seq, int32_t layer) {
+        auto [it, inserted] = windows_.try_emplace(seq);
+        if (inserted) {
+            it->second.assign(static_cast<size_t>(num_layers_), QueryWindow(knobs_.window, width_));
+        }
+        return it->second.at(layer);
+    }
+
     AdaKnobs knobs_;
     EvictingCacheManager& cache_;
     int32_t num_kv_heads_ = 0;
-    adakv::WindowQueries windows_;
+    int32_t num_layers_ = 0;
+    int32_t width_ = 0;  // num_heads * head_dim, one query row
+    std::unordered_map<SeqId, std::vector<QueryWindow>> windows_;  // [seq][layer]
     StepPlan plan_;
     EvictionPlan pending_;
 };

@@ -1,16 +1,34 @@
-// PyramidKV: knobs, cache manager and registration. The rule is in pyramidkv_runtime.h and the
-// per-layer budgets in pyramid_schedule.h; README.md gives the knobs with defaults and ranges.
+// PyramidKV: knobs, cache manager and registration. SnapKV's observation-window scoring with a
+// budget per layer: at the final prefill chunk of each sequence, layer l of a prompt of L tokens
+// keeps
+//
+//   [0, sink)  +  top (selected_l - sink) of the pooled window scores over [sink, L - window)
+//              +  [L - window, L)
+//
+// where selected_l comes from pyramid_schedule.h (nothing is evicted when the schedule leaves the
+// prompt whole or a layer's share covers it). Decode appends without further eviction. The rule
+// runs in sparse/window_eviction_runtime.h. Token-shared: one lane per layer. README.md gives the
+// details, and the knobs with defaults and ranges.
 #include <fmt/core.h>
 
 #include <limits>
 #include <memory>
 
-#include "methods/pyramidkv/pyramidkv_runtime.h"
+#include "methods/pyramidkv/pyramid_schedule.h"
 #include "sparse/knobs.h"
 #include "sparse/method_registry.h"
+#include "sparse/window_eviction_runtime.h"
 
 namespace se {
 namespace {
+
+struct PyramidKnobs {
+    int32_t budget = 2048;  // B: entries a layer keeps on average, window included
+    // w = 8: the observation window, always kept; no sinks (the first entries, always kept, part
+    // of each layer's selection); pooling kernel 7 (odd).
+    WindowRule rule{.window = 8, .sink = 0, .kernel = 7, .pooling = PoolKind::kMax};
+    int32_t beta = 20;  // the pyramid's steepness
+};
 
 Expected<PyramidKnobs> parse_knobs(const nlohmann::json& json) {
     SE_ASSIGN_OR_RETURN(
@@ -18,27 +36,20 @@ Expected<PyramidKnobs> parse_knobs(const nlohmann::json& json) {
         Knobs::parse("pyramidkv", json, {"budget", "window", "sink", "kernel", "pooling", "beta"}));
     PyramidKnobs k;
     SE_ASSIGN_OR_RETURN(k.budget, knobs.integer("budget", k.budget, 1));
-    SE_ASSIGN_OR_RETURN(k.window, knobs.integer("window", k.window, 1));
-    SE_ASSIGN_OR_RETURN(k.sink, knobs.integer("sink", k.sink, 0));
-    SE_ASSIGN_OR_RETURN(k.kernel, knobs.integer("kernel", k.kernel, 1));
-    if (k.kernel % 2 == 0) {
-        return knobs.error("kernel", fmt::format("must be odd, got {}", k.kernel));
-    }
-    SE_ASSIGN_OR_RETURN(const std::string pooling, knobs.choice("pooling", "max", {"max", "avg"}));
-    k.pooling = pooling == "max" ? PoolKind::kMax : PoolKind::kAvg;
+    SE_RETURN_IF_ERROR(parse_window_rule(knobs, k.rule));
     SE_ASSIGN_OR_RETURN(k.beta, knobs.integer("beta", k.beta, 1));
-    if (k.budget <= k.window) {
+    if (k.budget <= k.rule.window) {
         return knobs.error("budget", fmt::format("({}) must exceed window ({}): no entry would be "
                                                  "selected",
-                                                 k.budget, k.window));
+                                                 k.budget, k.rule.window));
     }
     // The thinnest layer selects at least b / beta entries; the sink must fit in every layer.
-    const int32_t thinnest = (k.budget - k.window) / k.beta;
-    if (k.sink > thinnest) {
+    const int32_t thinnest = (k.budget - k.rule.window) / k.beta;
+    if (k.rule.sink > thinnest) {
         return knobs.error("sink",
                            fmt::format("({}) must not exceed (budget - window) / beta = {}, "
                                        "what the last layer may select",
-                                       k.sink, thinnest));
+                                       k.rule.sink, thinnest));
     }
     return k;
 }
@@ -48,16 +59,20 @@ Expected<Method> create_pyramidkv(const MethodContext& context) {
     const int32_t num_layers = context.model.num_layers;
     // The oracle's layer budgets: the schedule of a long prompt (the pure pyramid), window added.
     // Decode grows past them (no decode eviction), so the oracle does not bound decode.
-    std::vector<int32_t> budgets = pyramid_selection(
-        {.budget = k.budget, .window = k.window, .beta = k.beta, .num_layers = num_layers},
-        std::numeric_limits<int32_t>::max());
-    for (int32_t& b : budgets) b += k.window;
+    const PyramidShape shape{
+        .budget = k.budget, .window = k.rule.window, .beta = k.beta, .num_layers = num_layers};
+    std::vector<int32_t> budgets = pyramid_selection(shape, std::numeric_limits<int32_t>::max());
+    for (int32_t& b : budgets) b += k.rule.window;
     SE_ASSIGN_OR_RETURN(
         std::unique_ptr<EvictingCacheManager> cache,
         EvictingCacheManager::create(context, {.layer_budgets = std::move(budgets),
                                                .bounded_decode = false,
                                                .max_step_tokens = context.max_step_tokens}));
-    auto runtime = std::make_unique<PyramidRuntime>(k, *cache, num_layers);
+    auto runtime = std::make_unique<WindowEvictionRuntime>(
+        WindowEvictionOptions{
+            .rule = k.rule,
+            .schedule = [shape](int32_t len) { return pyramid_selection(shape, len); }},
+        *cache, num_layers);
     return Method{.runtime = std::move(runtime), .cache = std::move(cache)};
 }
 

@@ -1,16 +1,33 @@
-// SnapKV: knobs, cache manager and registration. The rule is in snapkv_runtime.h; README.md
-// gives the knobs with their defaults and ranges.
+// SnapKV: knobs, cache manager and registration. At the final prefill chunk of each sequence
+// every layer scores its resident prompt entries by the attention the last `window` prompt queries
+// pay them (sparse/window_scores.h) and keeps
+//
+//   [0, sink)  +  top (budget - sink - window) of the pooled scores over [sink, n - window)
+//              +  [n - window, n)                                        (the window itself)
+//
+// with n the entries resident; a prompt of at most `budget` tokens is left whole. With
+// decode_interval N > 0 the same rule runs again at the end of any decode step after which a
+// layer holds more than budget + N entries, scored by the last `window` queries (prompt and
+// decode rows) against the resident entries. The rule runs in sparse/window_eviction_runtime.h,
+// every layer selecting budget - window entries (sinks included). Token-shared: one lane per
+// layer. README.md gives the details, and the knobs with their defaults and ranges.
 #include <fmt/core.h>
 
-#include <algorithm>
 #include <memory>
 
-#include "methods/snapkv/snapkv_runtime.h"
 #include "sparse/knobs.h"
 #include "sparse/method_registry.h"
+#include "sparse/window_eviction_runtime.h"
 
 namespace se {
 namespace {
+
+struct SnapKnobs {
+    int32_t budget = 2048;  // entries a layer keeps: sink + selected + window
+    // w = 32: the observation window, always kept; 4 sinks, always kept; pooling kernel 7 (odd).
+    WindowRule rule{.window = 32, .sink = 4, .kernel = 7, .pooling = PoolKind::kMax};
+    int32_t decode_interval = 0;  // N: re-evict in decode past budget + N entries (0: never)
+};
 
 Expected<SnapKnobs> parse_knobs(const nlohmann::json& json) {
     SE_ASSIGN_OR_RETURN(Knobs knobs, Knobs::parse("snapkv", json,
@@ -18,21 +35,14 @@ Expected<SnapKnobs> parse_knobs(const nlohmann::json& json) {
                                                    "decode_interval"}));
     SnapKnobs k;
     SE_ASSIGN_OR_RETURN(k.budget, knobs.integer("budget", k.budget, 1));
-    SE_ASSIGN_OR_RETURN(k.window, knobs.integer("window", k.window, 1));
-    SE_ASSIGN_OR_RETURN(k.sink, knobs.integer("sink", k.sink, 0));
-    SE_ASSIGN_OR_RETURN(k.kernel, knobs.integer("kernel", k.kernel, 1));
-    if (k.kernel % 2 == 0) {
-        return knobs.error("kernel", fmt::format("must be odd, got {}", k.kernel));
-    }
-    SE_ASSIGN_OR_RETURN(const std::string pooling, knobs.choice("pooling", "max", {"max", "avg"}));
-    k.pooling = pooling == "max" ? PoolKind::kMax : PoolKind::kAvg;
+    SE_RETURN_IF_ERROR(parse_window_rule(knobs, k.rule));
     SE_ASSIGN_OR_RETURN(k.decode_interval,
                         knobs.integer("decode_interval", k.decode_interval, 0, 1 << 20));
-    if (k.budget <= int64_t{k.sink} + k.window) {
+    if (k.budget <= int64_t{k.rule.sink} + k.rule.window) {
         return knobs.error("budget",
                            fmt::format("({}) must exceed sink ({}) + window ({}): no entry would "
                                        "be selected",
-                                       k.budget, k.sink, k.window));
+                                       k.budget, k.rule.sink, k.rule.window));
     }
     return k;
 }
@@ -49,7 +59,13 @@ Expected<Method> create_snapkv(const MethodContext& context) {
                                                    static_cast<size_t>(num_layers), k.budget),
                                                .bounded_decode = false,
                                                .max_step_tokens = context.max_step_tokens}));
-    auto runtime = std::make_unique<SnapRuntime>(k, *cache, num_layers);
+    const auto layer_selection =
+        std::vector<int32_t>(static_cast<size_t>(num_layers), k.budget - k.rule.window);
+    auto runtime = std::make_unique<WindowEvictionRuntime>(
+        WindowEvictionOptions{.rule = k.rule,
+                              .decode_interval = k.decode_interval,
+                              .schedule = [layer_selection](int32_t) { return layer_selection; }},
+        *cache, num_layers);
     return Method{.runtime = std::move(runtime), .cache = std::move(cache)};
 }
 

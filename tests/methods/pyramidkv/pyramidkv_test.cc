@@ -5,15 +5,10 @@
 // given back per lane; knob errors naming the knob.
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <numeric>
-#include <ostream>
 
 #include "methods/pyramidkv/pyramid_schedule.h"
-#include "sparse/evicting_cache_manager.h"
-#include "support/methods/contract_driver.h"
-#include "support/methods/naive_window.h"
-#include "support/methods/token_data.h"
+#include "support/methods/window_keep.h"
 
 namespace se::testing {
 namespace {
@@ -95,6 +90,14 @@ struct Rule {
         return {{"budget", budget}, {"window", window}, {"sink", sink},
                 {"kernel", kernel}, {"beta", beta},     {"pooling", max_pool ? "max" : "avg"}};
     }
+    // Layer l selects `selected` entries, the sinks included (its schedule entry).
+    WindowKeepRule keep(int32_t selected) const {
+        return {.window = window,
+                .sink = sink,
+                .kernel = kernel,
+                .max_pool = max_pool,
+                .selected = selected};
+    }
 };
 
 std::unique_ptr<ContractDriver> driver(const Rule& rule, DriverOptions options) {
@@ -103,54 +106,7 @@ std::unique_ptr<ContractDriver> driver(const Rule& rule, DriverOptions options) 
     return std::move(d).value();
 }
 
-EvictingCacheManager& cache_of(ContractDriver& d) {
-    return dynamic_cast<EvictingCacheManager&>(*d.method().cache);
-}
-
-std::vector<int32_t> positions(EvictingCacheManager& cache, SeqId seq, int32_t layer) {
-    const auto p = cache.entry_positions(seq, cache.lane(layer));
-    return {p.begin(), p.end()};
-}
-
-// Expects layer `layer` of sequence `seq` (a prompt of `len` tokens) to hold the sink, the top
-// `selected - sink` pooled window scores and the window (modulo ties); returns what it holds.
-std::vector<int32_t> expect_kept(ContractDriver& d, const TokenData& data, const Rule& rule,
-                                 int32_t seq, int32_t layer, int32_t len, int32_t selected) {
-    std::vector<const float*> keys, queries;
-    std::vector<int32_t> visible;
-    for (int32_t p = 0; p < len; ++p) keys.push_back(data.k(seq, layer, p));
-    for (int32_t p = len - rule.window; p < len; ++p) {
-        queries.push_back(data.q(seq, layer, p));
-        visible.push_back(p + 1);
-    }
-    const NaiveHeads heads{.num_heads = d.args().num_heads,
-                           .num_kv_heads = d.args().num_kv_heads,
-                           .head_dim = d.args().head_dim,
-                           .scale = d.args().scale};
-    const std::vector<double> scores = naive_window_scores(
-        heads, keys, queries, visible, len - rule.window, rule.kernel, rule.max_pool);
-    std::vector<int32_t> want;
-    for (int32_t j = 0; j < rule.sink; ++j) want.push_back(j);
-    for (int32_t j : naive_top_k(scores, rule.sink, selected - rule.sink)) want.push_back(j);
-    for (int32_t j = len - rule.window; j < len; ++j) want.push_back(j);
-    const std::vector<int32_t> got = positions(cache_of(d), seq + 1, layer);
-    EXPECT_TRUE(same_modulo_ties(got, want, scores, 1e-6))
-        << "seq " << seq << " layer " << layer << " of a " << len << "-token prompt";
-    return got;
-}
-
-struct Case {
-    int32_t num_heads;
-    int32_t num_kv_heads;
-    bool max_pool;
-};
-
-void PrintTo(const Case& c, std::ostream* os) {
-    *os << c.num_heads << " heads, " << c.num_kv_heads << " KV heads, "
-        << (c.max_pool ? "max" : "avg") << " pooling";
-}
-
-class PyramidTest : public ::testing::TestWithParam<Case> {};
+class PyramidTest : public ::testing::TestWithParam<WindowCase> {};
 
 TEST_P(PyramidTest, EachLayerKeepsItsShareAndReadsExactlyIt) {
     const int32_t layers = 6;
@@ -176,11 +132,11 @@ TEST_P(PyramidTest, EachLayerKeepsItsShareAndReadsExactlyIt) {
         for (int32_t l = 0; l < layers; ++l) {
             const bool whole = schedule.empty() || schedule[l] + rule.window >= len[i];
             if (whole) {
-                kept[i].emplace_back(static_cast<size_t>(len[i]));
-                std::iota(kept[i][l].begin(), kept[i][l].end(), 0);
+                kept[i].push_back(first_positions(len[i]));
                 EXPECT_EQ(positions(cache, i + 1, l), kept[i][l]);
             } else {
-                kept[i].push_back(expect_kept(*d, data, rule, i, l, len[i], schedule[l]));
+                kept[i].push_back(expect_kept(*d, data, rule.keep(schedule[l]), i, l,
+                                              first_positions(len[i]), len[i]));
                 EXPECT_EQ(kept[i][l].size(), static_cast<size_t>(schedule[l] + rule.window));
             }
             const int64_t table = cache.kv().block_table(i + 1, cache.lane(l)).size();
@@ -195,25 +151,11 @@ TEST_P(PyramidTest, EachLayerKeepsItsShareAndReadsExactlyIt) {
     EXPECT_EQ(cache.capacity().num_blocks - cache.capacity().num_free_blocks, blocks);
     for (int32_t step = 0; step < 3; ++step) {
         const auto outs = decode(*d, data, len);
-        const int32_t dim = d->args().head_dim;
-        const int32_t group = d->args().num_heads / d->args().num_kv_heads;
-        const int64_t width = int64_t{d->args().num_heads} * dim;
         for (int32_t i = 0; i < num_seqs; ++i) {
             for (int32_t l = 0; l < layers; ++l) {
                 kept[i][l].push_back(len[i]);
                 EXPECT_EQ(positions(cache, i + 1, l), kept[i][l]) << "decode evicted";
-                for (int32_t h = 0; h < d->args().num_heads; ++h) {
-                    std::vector<const float*> ks, vs;
-                    for (int32_t p : kept[i][l]) {
-                        ks.push_back(data.k(i, l, p) + (h / group) * dim);
-                        vs.push_back(data.v(i, l, p) + (h / group) * dim);
-                    }
-                    const auto want = naive_attention(data.q(i, l, len[i]) + h * dim, ks, vs, dim,
-                                                      d->args().scale);
-                    for (int32_t x = 0; x < dim; ++x) {
-                        EXPECT_NEAR(outs[l][i * width + h * dim + x], want[x], 1e-5);
-                    }
-                }
+                expect_reads(*d, data, outs, i, i, l, len[i], kept[i][l]);
             }
             ++len[i];
         }
@@ -222,14 +164,7 @@ TEST_P(PyramidTest, EachLayerKeepsItsShareAndReadsExactlyIt) {
     EXPECT_EQ(cache.capacity().num_free_blocks, cache.capacity().num_blocks);
 }
 
-INSTANTIATE_TEST_SUITE_P(Gqa, PyramidTest,
-                         ::testing::Values(Case{8, 8, true}, Case{8, 2, true}, Case{8, 1, true},
-                                           Case{8, 8, false}, Case{8, 2, false}, Case{8, 1, false}),
-                         [](const auto& info) {
-                             const Case& c = info.param;
-                             return "G" + std::to_string(c.num_heads / c.num_kv_heads) +
-                                    (c.max_pool ? "Max" : "Avg");
-                         });
+INSTANTIATE_TEST_SUITE_P(Gqa, PyramidTest, window_cases(), window_case_name);
 
 TEST(PyramidLanesTest, ThirtyTwoLayersHoldTheTable) {
     // The same table, end to end: after the prompt each layer's lane holds its share plus the

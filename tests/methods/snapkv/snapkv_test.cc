@@ -7,14 +7,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <numeric>
-#include <ostream>
 
-#include "sparse/evicting_cache_manager.h"
-#include "support/methods/contract_driver.h"
 #include "support/methods/method_harness.h"
-#include "support/methods/naive_window.h"
-#include "support/methods/token_data.h"
+#include "support/methods/window_keep.h"
 
 namespace se::testing {
 namespace {
@@ -36,6 +31,14 @@ struct Rule {
                 {"pooling", max_pool ? "max" : "avg"},
                 {"decode_interval", decode_interval}};
     }
+    // Every layer selects budget - window entries, the sinks included.
+    WindowKeepRule keep() const {
+        return {.window = window,
+                .sink = sink,
+                .kernel = kernel,
+                .max_pool = max_pool,
+                .selected = budget - window};
+    }
 };
 
 std::unique_ptr<ContractDriver> driver(const Rule& rule, DriverOptions options) {
@@ -44,115 +47,7 @@ std::unique_ptr<ContractDriver> driver(const Rule& rule, DriverOptions options) 
     return std::move(d).value();
 }
 
-EvictingCacheManager& cache_of(ContractDriver& d) {
-    return dynamic_cast<EvictingCacheManager&>(*d.method().cache);
-}
-
-NaiveHeads heads_of(const ContractDriver& d) {
-    return {.num_heads = d.args().num_heads,
-            .num_kv_heads = d.args().num_kv_heads,
-            .head_dim = d.args().head_dim,
-            .scale = d.args().scale};
-}
-
-std::vector<int32_t> positions(EvictingCacheManager& cache, SeqId seq, int32_t layer) {
-    const auto p = cache.entry_positions(seq, cache.lane(layer));
-    return {p.begin(), p.end()};
-}
-
-std::vector<int32_t> first_positions(int32_t n) {
-    std::vector<int32_t> p(static_cast<size_t>(n));
-    std::iota(p.begin(), p.end(), 0);
-    return p;
-}
-
-// The rule, written out for one (sequence, layer) holding the entries of positions `resident`
-// after `len` tokens: score them with the queries of positions [len - w, len), each seeing the
-// resident entries up to itself, and keep sink + top + window (entry indices, ascending).
-struct NaiveKeep {
-    std::vector<int32_t> keep;
-    std::vector<double> scores;  // by entry index, over [0, n - w)
-};
-
-NaiveKeep naive_keep(const TokenData& data, const NaiveHeads& heads, const Rule& rule, int32_t seq,
-                     int32_t layer, const std::vector<int32_t>& resident, int32_t len) {
-    const auto n = static_cast<int32_t>(resident.size());
-    std::vector<const float*> keys, queries;
-    std::vector<int32_t> visible;
-    for (int32_t p : resident) keys.push_back(data.k(seq, layer, p));
-    for (int32_t p = len - rule.window; p < len; ++p) {
-        queries.push_back(data.q(seq, layer, p));
-        visible.push_back(static_cast<int32_t>(
-            std::count_if(resident.begin(), resident.end(), [&](int32_t r) { return r <= p; })));
-    }
-    NaiveKeep out;
-    out.scores = naive_window_scores(heads, keys, queries, visible, n - rule.window, rule.kernel,
-                                     rule.max_pool);
-    for (int32_t j = 0; j < rule.sink; ++j) out.keep.push_back(j);
-    for (int32_t j : naive_top_k(out.scores, rule.sink, rule.budget - rule.sink - rule.window)) {
-        out.keep.push_back(j);
-    }
-    for (int32_t j = n - rule.window; j < n; ++j) out.keep.push_back(j);
-    return out;
-}
-
-// Expects (seq, layer) to hold what the rule keeps of `resident` (modulo ties) and returns the
-// positions it holds.
-std::vector<int32_t> expect_kept(ContractDriver& d, const TokenData& data, const Rule& rule,
-                                 int32_t seq, int32_t layer, const std::vector<int32_t>& resident,
-                                 int32_t len) {
-    const std::vector<int32_t> got = positions(cache_of(d), seq + 1, layer);
-    const NaiveKeep want = naive_keep(data, heads_of(d), rule, seq, layer, resident, len);
-    std::vector<int32_t> got_entries;
-    for (int32_t p : got) {
-        auto it = std::lower_bound(resident.begin(), resident.end(), p);
-        EXPECT_TRUE(it != resident.end() && *it == p) << "kept position " << p << " was evicted";
-        got_entries.push_back(static_cast<int32_t>(it - resident.begin()));
-    }
-    EXPECT_TRUE(same_modulo_ties(got_entries, want.keep, want.scores, 1e-6))
-        << "seq " << seq << " layer " << layer << " after " << len << " tokens";
-    return got;
-}
-
-// Expects row `row` of every layer's output to be softmax attention of token `pos` of `seq` over
-// exactly the tokens at positions `read`.
-void expect_reads(const ContractDriver& d, const TokenData& data,
-                  const std::vector<std::vector<float>>& outs, int32_t row, int32_t seq,
-                  int32_t layer, int32_t pos, const std::vector<int32_t>& read) {
-    const int32_t dim = d.args().head_dim;
-    const int32_t group = d.args().num_heads / d.args().num_kv_heads;
-    const int64_t width = int64_t{d.args().num_heads} * dim;
-    for (int32_t h = 0; h < d.args().num_heads; ++h) {
-        std::vector<const float*> ks, vs;
-        for (int32_t p : read) {
-            ks.push_back(data.k(seq, layer, p) + (h / group) * dim);
-            vs.push_back(data.v(seq, layer, p) + (h / group) * dim);
-        }
-        const auto want =
-            naive_attention(data.q(seq, layer, pos) + h * dim, ks, vs, dim, d.args().scale);
-        for (int32_t x = 0; x < dim; ++x) {
-            EXPECT_NEAR(outs[layer][row * width + h * dim + x], want[x], 1e-5)
-                << "seq " << seq << " layer " << layer << " head " << h;
-        }
-    }
-}
-
-int64_t blocks_in_use(EvictingCacheManager& cache) {
-    return cache.capacity().num_blocks - cache.capacity().num_free_blocks;
-}
-
-struct Case {
-    int32_t num_heads;
-    int32_t num_kv_heads;
-    bool max_pool;
-};
-
-void PrintTo(const Case& c, std::ostream* os) {
-    *os << c.num_heads << " heads, " << c.num_kv_heads << " KV heads, "
-        << (c.max_pool ? "max" : "avg") << " pooling";
-}
-
-class SnapTest : public ::testing::TestWithParam<Case> {};
+class SnapTest : public ::testing::TestWithParam<WindowCase> {};
 
 TEST_P(SnapTest, KeepsWhatTheWindowAttendsToAndReadsExactlyThat) {
     const Rule rule{
@@ -173,8 +68,9 @@ TEST_P(SnapTest, KeepsWhatTheWindowAttendsToAndReadsExactlyThat) {
     for (int32_t i = 0; i < 3; ++i) {
         for (int32_t l = 0; l < 2; ++l) {
             const std::vector<int32_t> prompt = first_positions(len[i]);
-            kept[i].push_back(
-                len[i] <= rule.budget ? prompt : expect_kept(*d, data, rule, i, l, prompt, len[i]));
+            kept[i].push_back(len[i] <= rule.budget
+                                  ? prompt
+                                  : expect_kept(*d, data, rule.keep(), i, l, prompt, len[i]));
             EXPECT_EQ(positions(cache, i + 1, l), kept[i][l]);
             const int64_t table = cache.kv().block_table(i + 1, cache.lane(l)).size();
             EXPECT_EQ(table, (static_cast<int64_t>(kept[i][l].size()) + 15) / 16)
@@ -200,14 +96,7 @@ TEST_P(SnapTest, KeepsWhatTheWindowAttendsToAndReadsExactlyThat) {
     EXPECT_EQ(blocks_in_use(cache), 0);
 }
 
-INSTANTIATE_TEST_SUITE_P(Gqa, SnapTest,
-                         ::testing::Values(Case{8, 8, true}, Case{8, 2, true}, Case{8, 1, true},
-                                           Case{8, 8, false}, Case{8, 2, false}, Case{8, 1, false}),
-                         [](const auto& info) {
-                             const Case& c = info.param;
-                             return "G" + std::to_string(c.num_heads / c.num_kv_heads) +
-                                    (c.max_pool ? "Max" : "Avg");
-                         });
+INSTANTIATE_TEST_SUITE_P(Gqa, SnapTest, window_cases(), window_case_name);
 
 class SnapSpikeTest : public ::testing::TestWithParam<bool> {};
 
@@ -275,8 +164,9 @@ TEST(SnapDecodeTest, DecodeReEvictionCompactsBackToTheBudget) {
     for (int32_t i = 0; i < 2; ++i) {
         for (int32_t l = 0; l < 2; ++l) {
             const std::vector<int32_t> prompt = first_positions(len[i]);
-            resident[i].push_back(
-                len[i] <= rule.budget ? prompt : expect_kept(*d, data, rule, i, l, prompt, len[i]));
+            resident[i].push_back(len[i] <= rule.budget
+                                      ? prompt
+                                      : expect_kept(*d, data, rule.keep(), i, l, prompt, len[i]));
         }
     }
     int32_t compactions = 0;
@@ -288,7 +178,7 @@ TEST(SnapDecodeTest, DecodeReEvictionCompactsBackToTheBudget) {
                 r.push_back(len[i]);
                 expect_reads(*d, data, outs, i, i, l, len[i], r);
                 if (static_cast<int32_t>(r.size()) > rule.budget + rule.decode_interval) {
-                    r = expect_kept(*d, data, rule, i, l, r, len[i] + 1);
+                    r = expect_kept(*d, data, rule.keep(), i, l, r, len[i] + 1);
                     EXPECT_EQ(r.size(), static_cast<size_t>(rule.budget));
                     ++compactions;
                 }

@@ -3,11 +3,10 @@
 // evicted entries give their blocks back.
 #include <gtest/gtest.h>
 
-#include <cmath>
-#include <numeric>
-
 #include "sparse/evicting_cache_manager.h"
 #include "support/methods/contract_driver.h"
+#include "support/methods/naive_window.h"
+#include "support/methods/step_plans.h"
 
 namespace se::testing {
 namespace {
@@ -25,27 +24,6 @@ std::vector<int32_t> naive_kept(int32_t len, int32_t sink, int32_t budget) {
         if (len <= budget || p < sink || p >= len - (budget - sink)) kept.push_back(p);
     }
     return kept;
-}
-
-// Plain softmax attention of one query head over chosen (k, v) rows.
-std::vector<double> masked_attention(const float* q, const std::vector<const float*>& keys,
-                                     const std::vector<const float*>& values, int32_t d,
-                                     float scale) {
-    std::vector<double> s(keys.size());
-    double max = -INFINITY;
-    for (size_t j = 0; j < keys.size(); ++j) {
-        double dot = 0.0;
-        for (int32_t i = 0; i < d; ++i) dot += double{q[i]} * keys[j][i];
-        s[j] = dot * scale;
-        max = std::max(max, s[j]);
-    }
-    double total = 0.0;
-    for (double& x : s) total += (x = std::exp(x - max));
-    std::vector<double> out(static_cast<size_t>(d), 0.0);
-    for (size_t j = 0; j < keys.size(); ++j) {
-        for (int32_t i = 0; i < d; ++i) out[i] += s[j] / total * values[j][i];
-    }
-    return out;
 }
 
 struct Shape {
@@ -92,19 +70,8 @@ TEST_P(StreamingTest, KeepsSinkAndRecentAndReadsExactlyThem) {
         return std::make_pair(inputs, outs);
     };
     // Prefill in chunks of 16, then decode steps whose outputs are checked.
-    while (len[0] < prompt[0] || len[1] < prompt[1]) {
-        StepPlan plan{.phase = StepPhase::kPrefill, .seqs = {}};
-        for (int32_t i = 0; i < 2; ++i) {
-            const int32_t n = std::min(16, prompt[i] - len[i]);
-            if (n <= 0) continue;
-            plan.seqs.push_back({.seq_id = i + 1,
-                                 .num_new_tokens = n,
-                                 .num_computed_tokens = len[i],
-                                 .samples = len[i] + n == prompt[i]});
-            len[i] += n;
-        }
-        run(plan);
-    }
+    for (const StepPlan& plan : prefill_plans(prompt, 16)) run(plan);
+    len = prompt;
     for (int32_t step = 0; step < 20; ++step) {
         // Before the step each layer holds the naive set; the step's query reads it plus itself.
         std::vector<std::vector<int32_t>> before;
@@ -118,14 +85,7 @@ TEST_P(StreamingTest, KeepsSinkAndRecentAndReadsExactlyThem) {
                 EXPECT_EQ(blocks, (before[i].size() + 4) / 5) << "blocks not freed";
             }
         }
-        StepPlan plan{.phase = StepPhase::kDecode, .seqs = {}};
-        for (int32_t i = 0; i < 2; ++i) {
-            plan.seqs.push_back({.seq_id = i + 1,
-                                 .num_new_tokens = 1,
-                                 .num_computed_tokens = len[i],
-                                 .samples = true});
-        }
-        const auto [inputs, outs] = run(plan);
+        const auto [inputs, outs] = run(decode_plan(len));
         for (int32_t i = 0; i < 2; ++i) {
             std::vector<int32_t> read = before[i];
             read.push_back(len[i]);
@@ -138,8 +98,8 @@ TEST_P(StreamingTest, KeepsSinkAndRecentAndReadsExactlyThem) {
                         vs.push_back(v_by_pos[i][l].data() + p * kw + g * options.head_dim);
                     }
                     const auto want =
-                        masked_attention(inputs[l].q.data() + i * qw + h * options.head_dim, ks, vs,
-                                         options.head_dim, d->args().scale);
+                        naive_attention(inputs[l].q.data() + i * qw + h * options.head_dim, ks, vs,
+                                        options.head_dim, d->args().scale);
                     for (int32_t x = 0; x < options.head_dim; ++x) {
                         EXPECT_NEAR(outs[l][i * qw + h * options.head_dim + x], want[x], 1e-5);
                     }

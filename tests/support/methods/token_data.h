@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "support/methods/contract_driver.h"
+#include "support/methods/step_plans.h"
 
 namespace se::testing {
 
@@ -97,13 +98,7 @@ inline void prefill(ContractDriver& driver, const TokenData& data, const std::ve
 // layer's output f32 [num_seqs, num_heads * head_dim].
 inline std::vector<std::vector<float>> decode(ContractDriver& driver, const TokenData& data,
                                               const std::vector<int32_t>& lens) {
-    StepPlan plan{.phase = StepPhase::kDecode, .seqs = {}};
-    for (size_t i = 0; i < lens.size(); ++i) {
-        plan.seqs.push_back({.seq_id = static_cast<SeqId>(i + 1),
-                             .num_new_tokens = 1,
-                             .num_computed_tokens = lens[i],
-                             .samples = true});
-    }
+    const StepPlan plan = decode_plan(lens);
     return driver.step(plan, data.step_inputs(plan));
 }
 
