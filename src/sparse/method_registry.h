@@ -26,6 +26,7 @@ struct MethodContext {
     const nlohmann::json& knobs;        // the method's options (--sparse-config), an object
     bool enable_prefix_caching = true;  // --enable-prefix-caching (methods keeping full history)
     int32_t max_step_tokens = 0;        // most tokens one sequence adds in a step (prefill chunk)
+    int32_t num_threads = 0;            // CPU threads the method's own scoring may use (0: all)
 };
 
 struct Method {

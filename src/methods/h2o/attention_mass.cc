@@ -11,7 +11,7 @@
 namespace se::h2o {
 
 void add_attention_mass(const PagedKvCache& cache, const PagedSeq& seq, const ConstTensorView& q,
-                        const AttentionArgs& args, std::span<float> acc) {
+                        const AttentionArgs& args, std::span<float> acc, int32_t num_threads) {
     SE_CHECK(static_cast<int32_t>(acc.size()) == seq.kv_len, "%zu scores for %d entries",
              acc.size(), seq.kv_len);
     if (seq.q_len == 0) return;
@@ -20,7 +20,8 @@ void add_attention_mass(const PagedKvCache& cache, const PagedSeq& seq, const Co
     // Rows are split over threads in fixed contiguous ranges, each summed in row order into a
     // double accumulator of its own; the ranges are then added in range order. The result
     // depends on the thread count only through the order of double additions.
-    const int32_t num_ranges = std::max(1, std::min(omp_get_max_threads(), seq.q_len / 16));
+    const int32_t num_ranges = std::max(
+        1, std::min(num_threads > 0 ? num_threads : omp_get_max_threads(), seq.q_len / 16));
     std::vector<std::vector<double>> sums(static_cast<size_t>(num_ranges),
                                           std::vector<double>(acc.size(), 0.0));
 #pragma omp parallel for num_threads(num_ranges) schedule(static, 1) if (num_ranges > 1)

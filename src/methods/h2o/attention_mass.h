@@ -18,6 +18,6 @@ namespace se::h2o {
 // Adds the step's probability mass of `seq` (its rows of q f32 [num_tokens, num_heads *
 // head_dim], its keys in `cache`) to acc f32 [seq.kv_len]. Sums in double, adds once.
 void add_attention_mass(const PagedKvCache& cache, const PagedSeq& seq, const ConstTensorView& q,
-                        const AttentionArgs& args, std::span<float> acc);
+                        const AttentionArgs& args, std::span<float> acc, int32_t num_threads);
 
 }  // namespace se::h2o

@@ -26,8 +26,8 @@ struct H2oKnobs {
 
 class H2oRuntime final : public MethodRuntime {
   public:
-    H2oRuntime(H2oKnobs knobs, EvictingCacheManager& cache, int32_t num_layers)
-        : knobs_(knobs), cache_(cache), num_layers_(num_layers) {}
+    H2oRuntime(H2oKnobs knobs, EvictingCacheManager& cache, int32_t num_layers, int32_t num_threads)
+        : knobs_(knobs), cache_(cache), num_layers_(num_layers), num_threads_(num_threads) {}
 
     void prepare_step(const StepPlan& plan) override { plan_ = plan; }
     Selection select_prefill(int32_t, const ConstTensorView&) override { return Selection::full(); }
@@ -41,7 +41,7 @@ class H2oRuntime final : public MethodRuntime {
         for (size_t i = 0; i < read.seqs.size(); ++i) {
             h2o::add_attention_mass(
                 *read.cache, read.seqs[i], stats.q, stats.args,
-                cache_.entry_scores(stats.plan.seqs[i].seq_id, cache_.lane(layer)));
+                cache_.entry_scores(stats.plan.seqs[i].seq_id, cache_.lane(layer)), num_threads_);
         }
     }
 
@@ -66,6 +66,7 @@ class H2oRuntime final : public MethodRuntime {
     H2oKnobs knobs_;
     EvictingCacheManager& cache_;
     int32_t num_layers_ = 0;
+    int32_t num_threads_ = 0;
     StepPlan plan_;
 };
 
@@ -94,7 +95,7 @@ Expected<Method> create_h2o(const MethodContext& context) {
              .bounded_decode = true,
              .max_step_tokens = context.max_step_tokens + k.evict_interval - 1,
              .entry_scores = true}));
-    auto runtime = std::make_unique<H2oRuntime>(k, *cache, num_layers);
+    auto runtime = std::make_unique<H2oRuntime>(k, *cache, num_layers, context.num_threads);
     return Method{.runtime = std::move(runtime), .cache = std::move(cache)};
 }
 
