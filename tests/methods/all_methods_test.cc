@@ -4,7 +4,6 @@
 // engine serves it. Method-specific rules live in tests/methods/<name>/.
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -100,17 +99,7 @@ TEST_P(AllMethodsTest, UnknownKnobsAndImpossibleBudgetsAreNamed) {
 
 TEST_P(AllMethodsTest, TheEngineServesMixedLengthsAsIfEachRanAlone) {
     TempDir dir;
-    const nlohmann::json config = {{"architectures", {"LlamaForCausalLM"}},
-                                   {"hidden_size", 128},
-                                   {"intermediate_size", 256},
-                                   {"num_hidden_layers", 6},
-                                   {"num_attention_heads", 8},
-                                   {"num_key_value_heads", 2},
-                                   {"vocab_size", 96},
-                                   {"max_position_embeddings", 4096},
-                                   {"rms_norm_eps", 1e-6},
-                                   {"tie_word_embeddings", false}};
-    std::ofstream(dir.file("config.json")) << config.dump();
+    write_dummy_llama(dir);  // the harness model: 6 layers, 8 heads, 2 KV heads, dim 16
     EngineConfig ec;
     ec.load = {.model = dir.path().string(), .load_format = "dummy", .dtype = "float32"};
     ec.sparse_method = GetParam();

@@ -3,7 +3,6 @@
 // method's memory oracle reports them.
 #include <gtest/gtest.h>
 
-#include <fstream>
 
 #include "engine/engine.h"
 #include "support/methods/method_harness.h"
@@ -20,17 +19,7 @@ struct Served {
 // Serves 8 requests of 200 + 40 tokens.
 Served serve(const std::string& method, const nlohmann::json& knobs) {
     TempDir dir;
-    const nlohmann::json config = {{"architectures", {"LlamaForCausalLM"}},
-                                   {"hidden_size", 128},
-                                   {"intermediate_size", 256},
-                                   {"num_hidden_layers", 6},
-                                   {"num_attention_heads", 8},
-                                   {"num_key_value_heads", 2},
-                                   {"vocab_size", 96},
-                                   {"max_position_embeddings", 4096},
-                                   {"rms_norm_eps", 1e-6},
-                                   {"tie_word_embeddings", false}};
-    std::ofstream(dir.file("config.json")) << config.dump();
+    write_dummy_llama(dir);  // the harness model: 6 layers, 8 heads, 2 KV heads, dim 16
     EngineConfig ec;
     ec.load = {.model = dir.path().string(), .load_format = "dummy", .dtype = "float32"};
     ec.sparse_method = method;

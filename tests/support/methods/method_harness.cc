@@ -14,21 +14,7 @@ Expected<std::unique_ptr<MethodHarness>> MethodHarness::create(const std::string
     std::unique_ptr<MethodHarness> h(new MethodHarness());
     h->options_ = options;
     h->knobs_ = knobs;
-    const nlohmann::json config = {{"architectures", {"LlamaForCausalLM"}},
-                                   {"hidden_size", options.num_heads * options.head_dim},
-                                   {"intermediate_size", 2 * options.num_heads * options.head_dim},
-                                   {"num_hidden_layers", options.num_layers},
-                                   {"num_attention_heads", options.num_heads},
-                                   {"num_key_value_heads", options.num_kv_heads},
-                                   {"head_dim", options.head_dim},
-                                   {"vocab_size", options.vocab},
-                                   {"max_position_embeddings", 4096},
-                                   {"rms_norm_eps", 1e-6},
-                                   {"rope_theta", 10000.0},
-                                   {"hidden_act", "silu"},
-                                   {"tie_word_embeddings", false},
-                                   {"torch_dtype", "float32"}};
-    std::ofstream(h->dir_.file("config.json")) << config.dump(2);
+    write_dummy_llama(h->dir_, options);
     SE_ASSIGN_OR_RETURN(h->loaded_, load_model({.model = h->dir_.path().string(),
                                                 .load_format = "dummy",
                                                 .dtype = "float32",
@@ -136,6 +122,27 @@ HarnessRun MethodHarness::run(const std::vector<std::vector<int32_t>>& prompts, 
         for (SeqId id : ids_) method_.cache->release(id);
     }
     return out;
+}
+
+nlohmann::json dummy_llama_config(const HarnessOptions& options) {
+    return {{"architectures", {"LlamaForCausalLM"}},
+            {"hidden_size", options.num_heads * options.head_dim},
+            {"intermediate_size", 2 * options.num_heads * options.head_dim},
+            {"num_hidden_layers", options.num_layers},
+            {"num_attention_heads", options.num_heads},
+            {"num_key_value_heads", options.num_kv_heads},
+            {"head_dim", options.head_dim},
+            {"vocab_size", options.vocab},
+            {"max_position_embeddings", 4096},
+            {"rms_norm_eps", 1e-6},
+            {"rope_theta", 10000.0},
+            {"hidden_act", "silu"},
+            {"tie_word_embeddings", false},
+            {"torch_dtype", "float32"}};
+}
+
+void write_dummy_llama(const TempDir& dir, const HarnessOptions& options) {
+    std::ofstream(dir.file("config.json")) << dummy_llama_config(options).dump(2);
 }
 
 std::vector<int32_t> random_tokens(uint64_t seed, int32_t len, int32_t vocab) {

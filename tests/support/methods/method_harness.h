@@ -80,6 +80,12 @@ class MethodHarness {
     SeqId next_seq_ = 1;
 };
 
+// config.json of the Llama-shaped dummy model the harness runs (load it with load_format dummy).
+nlohmann::json dummy_llama_config(const HarnessOptions& options);
+
+// Writes that config.json into `dir`, for an Engine over the same model.
+void write_dummy_llama(const TempDir& dir, const HarnessOptions& options = {});
+
 // Random ordinary token ids in [1, vocab).
 std::vector<int32_t> random_tokens(uint64_t seed, int32_t len, int32_t vocab);
 
