@@ -3,7 +3,6 @@
 // method's memory oracle reports them.
 #include <gtest/gtest.h>
 
-
 #include "engine/engine.h"
 #include "support/methods/method_harness.h"
 #include "support/test_files.h"
