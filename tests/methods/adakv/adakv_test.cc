@@ -18,9 +18,7 @@ namespace se::testing {
 namespace {
 
 std::unique_ptr<ContractDriver> driver(const nlohmann::json& knobs, DriverOptions options) {
-    auto d = ContractDriver::create("adakv", knobs, options);
-    SE_CHECK(d.ok(), "%s", d.status().to_string().c_str());
-    return std::move(d).value();
+    return make_driver("adakv", knobs, options);
 }
 
 std::vector<int32_t> iota(int32_t from, int32_t to) {
@@ -139,12 +137,8 @@ TEST_P(AdaRuleTest, KeepsEachHeadsShareAndReadsExactlyIt) {
     const std::vector<int32_t> prompts = {43, 35, 17};
     const auto num_seqs = static_cast<int32_t>(prompts.size());
     Recorder rec(*d, num_seqs);
-    std::vector<StepPlan> plans = prefill_plans(prompts, 16);
-    std::vector<int32_t> lens = prompts;
-    for (int32_t step = 0; step < 8; ++step) {
-        plans.push_back(decode_plan(lens));
-        for (int32_t& l : lens) ++l;
-    }
+    const int32_t decode_steps = 8;
+    const std::vector<StepPlan> plans = prefill_then_decode(prompts, 16, decode_steps);
     // kept[seq][layer][kv head] = positions
     std::vector<std::vector<std::vector<std::vector<int32_t>>>> kept(
         static_cast<size_t>(num_seqs),
@@ -208,7 +202,7 @@ TEST_P(AdaRuleTest, KeepsEachHeadsShareAndReadsExactlyIt) {
         for (int32_t l = 0; l < options.num_layers; ++l) {
             for (int32_t g = 0; g < num_kv; ++g) {
                 if (i == 2) {
-                    EXPECT_EQ(kept[i][l][g], iota(0, lens[i]));
+                    EXPECT_EQ(kept[i][l][g], iota(0, prompts[i] + decode_steps));
                 }
                 blocks += (static_cast<int64_t>(kept[i][l][g].size()) + bs - 1) / bs;
             }

@@ -17,9 +17,7 @@ namespace se::testing {
 namespace {
 
 std::unique_ptr<ContractDriver> driver(const nlohmann::json& knobs, DriverOptions options) {
-    auto d = ContractDriver::create("h2o", knobs, options);
-    SE_CHECK(d.ok(), "%s", d.status().to_string().c_str());
-    return std::move(d).value();
+    return make_driver("h2o", knobs, options);
 }
 
 struct Shape {
@@ -46,12 +44,7 @@ TEST_P(H2oMassTest, AccumulatedMassIsTheColumnSumOfDenseProbabilities) {
     auto& cache = dynamic_cast<EvictingCacheManager&>(*d->method().cache);
     const std::vector<int32_t> prompts = {45, 29};
     Recorder rec(*d, 2);
-    std::vector<StepPlan> plans = prefill_plans(prompts, 16);
-    std::vector<int32_t> lens = prompts;
-    for (int32_t step = 0; step < 3; ++step) {
-        plans.push_back(decode_plan(lens));
-        for (int32_t& l : lens) ++l;
-    }
+    const std::vector<StepPlan> plans = prefill_then_decode(prompts, 16, 3);
     uint64_t seed = 7;
     std::vector<int32_t> done = {0, 0};
     std::vector<double> probs;
@@ -134,12 +127,7 @@ TEST_P(H2oRuleTest, KeepsRecentAndHeavyHittersAndReadsExactlyThem) {
     const std::vector<int32_t> prompts = {41, 13, 30};
     const auto num_seqs = static_cast<int32_t>(prompts.size());
     Recorder rec(*d, num_seqs);
-    std::vector<StepPlan> plans = prefill_plans(prompts, 16);
-    std::vector<int32_t> lens = prompts;
-    for (int32_t step = 0; step < 20; ++step) {
-        plans.push_back(decode_plan(lens));
-        for (int32_t& l : lens) ++l;
-    }
+    const std::vector<StepPlan> plans = prefill_then_decode(prompts, 16, 20);
     // kept[seq][layer] = positions; mass[seq][layer][position]
     std::vector<std::vector<std::vector<int32_t>>> kept(
         static_cast<size_t>(num_seqs), std::vector<std::vector<int32_t>>(options.num_layers));

@@ -101,9 +101,7 @@ struct Rule {
 };
 
 std::unique_ptr<ContractDriver> driver(const Rule& rule, DriverOptions options) {
-    auto d = ContractDriver::create("pyramidkv", rule.knobs(), options);
-    SE_CHECK(d.ok(), "%s", d.status().to_string().c_str());
-    return std::move(d).value();
+    return make_driver("pyramidkv", rule.knobs(), options);
 }
 
 class PyramidTest : public ::testing::TestWithParam<WindowCase> {};

@@ -20,9 +20,7 @@ namespace {
 
 std::unique_ptr<ContractDriver> driver(const std::string& method, const nlohmann::json& knobs,
                                        DriverOptions options) {
-    auto d = ContractDriver::create(method, knobs, options);
-    SE_CHECK(d.ok(), "%s", d.status().to_string().c_str());
-    return std::move(d).value();
+    return make_driver(method, knobs, options);
 }
 
 QuestCacheManager& quest_cache(ContractDriver& d) {

@@ -42,9 +42,7 @@ struct Rule {
 };
 
 std::unique_ptr<ContractDriver> driver(const Rule& rule, DriverOptions options) {
-    auto d = ContractDriver::create("snapkv", rule.knobs(), options);
-    SE_CHECK(d.ok(), "%s", d.status().to_string().c_str());
-    return std::move(d).value();
+    return make_driver("snapkv", rule.knobs(), options);
 }
 
 class SnapTest : public ::testing::TestWithParam<WindowCase> {};

@@ -12,9 +12,7 @@ namespace se::testing {
 namespace {
 
 std::unique_ptr<ContractDriver> driver(const nlohmann::json& knobs, DriverOptions options) {
-    auto d = ContractDriver::create("streamingllm", knobs, options);
-    SE_CHECK(d.ok(), "%s", d.status().to_string().c_str());
-    return std::move(d).value();
+    return make_driver("streamingllm", knobs, options);
 }
 
 // The rule, written out: positions kept after `len` tokens.

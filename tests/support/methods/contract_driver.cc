@@ -87,4 +87,11 @@ std::vector<LayerInputs> ContractDriver::random_inputs(int32_t num_tokens, uint6
     return layers;
 }
 
+std::unique_ptr<ContractDriver> make_driver(const std::string& method, const nlohmann::json& knobs,
+                                            DriverOptions options) {
+    auto d = ContractDriver::create(method, knobs, options);
+    SE_CHECK(d.ok(), "%s", d.status().to_string().c_str());
+    return std::move(d).value();
+}
+
 }  // namespace se::testing

@@ -68,4 +68,8 @@ class ContractDriver {
     std::unique_ptr<SparseController> controller_;
 };
 
+// ContractDriver::create, aborting the test binary with the error when the method refuses.
+std::unique_ptr<ContractDriver> make_driver(const std::string& method, const nlohmann::json& knobs,
+                                            DriverOptions options = {});
+
 }  // namespace se::testing

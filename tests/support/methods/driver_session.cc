@@ -5,16 +5,6 @@
 #include <numeric>
 
 namespace se::testing {
-namespace {
-
-std::unique_ptr<ContractDriver> make_driver(const std::string& method, const nlohmann::json& knobs,
-                                            const DriverOptions& options) {
-    auto d = ContractDriver::create(method, knobs, options);
-    SE_CHECK(d.ok(), "%s", d.status().to_string().c_str());
-    return std::move(d).value();
-}
-
-}  // namespace
 
 DriverSession::DriverSession(const std::string& method, const nlohmann::json& knobs,
                              DriverOptions options)

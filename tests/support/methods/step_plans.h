@@ -43,4 +43,16 @@ inline StepPlan decode_plan(const std::vector<int32_t>& lens) {
     return plan;
 }
 
+// Prefill plans in chunks of `chunk`, then `decode_steps` decode steps of every sequence.
+inline std::vector<StepPlan> prefill_then_decode(const std::vector<int32_t>& prompts, int32_t chunk,
+                                                 int32_t decode_steps) {
+    std::vector<StepPlan> plans = prefill_plans(prompts, chunk);
+    std::vector<int32_t> lens = prompts;
+    for (int32_t step = 0; step < decode_steps; ++step) {
+        plans.push_back(decode_plan(lens));
+        for (int32_t& l : lens) ++l;
+    }
+    return plans;
+}
+
 }  // namespace se::testing
