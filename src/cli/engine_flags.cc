@@ -4,7 +4,9 @@
 #include <unistd.h>
 
 #include <cctype>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 
 #include "model/model_resolver.h"
@@ -47,6 +49,25 @@ void add_engine_flags(CLI::App& app, EngineFlags& f) {
     app.add_option("--prefill-chunk-size", f.prefill_chunk_size,
                    "longest piece of one prompt in one step")
         ->capture_default_str();
+    app.add_option("--chain-cache-capacity", f.chain_cache_capacity,
+                   "idle Chain Cache chains kept: a count (64) or a fraction of the KV pool (0.5)")
+        ->capture_default_str();
+}
+
+Expected<ChainLimits> parse_chain_capacity(const std::string& text) {
+    const bool fraction = text.find('.') != std::string::npos;
+    char* end = nullptr;
+    const double value = std::strtod(text.c_str(), &end);
+    if (text.empty() || end != text.c_str() + text.size() || !(value >= 0.0) ||
+        (fraction ? value == 0.0 || value > 1.0 : value != std::floor(value) || value > 1e9)) {
+        return invalid_argument(
+            fmt::format("--chain-cache-capacity: '{}' is neither a count of chains (64) nor a "
+                        "fraction of the pool in (0, 1] (0.5)",
+                        text));
+    }
+    if (fraction) return ChainLimits{.max_idle_chains = -1, .max_idle_pool_fraction = value};
+    return ChainLimits{.max_idle_chains = static_cast<int32_t>(value),
+                       .max_idle_pool_fraction = 1.0};
 }
 
 Expected<int64_t> parse_byte_size(const std::string& text) {
@@ -111,6 +132,7 @@ Expected<EngineConfig> to_engine_config(const EngineFlags& f) {
     config.scheduler = {.max_num_seqs = f.max_num_seqs,
                         .max_num_batched_tokens = f.max_num_batched_tokens,
                         .prefill_chunk_size = f.prefill_chunk_size};
+    SE_ASSIGN_OR_RETURN(config.chain_cache, parse_chain_capacity(f.chain_cache_capacity));
     return config;
 }
 

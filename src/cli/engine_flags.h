@@ -26,6 +26,7 @@ struct EngineFlags {
     int32_t max_num_seqs = 256;
     int32_t max_num_batched_tokens = 8192;
     int32_t prefill_chunk_size = 2048;
+    std::string chain_cache_capacity = "1.0";
 };
 
 void add_engine_flags(CLI::App& app, EngineFlags& flags);
@@ -35,5 +36,8 @@ Expected<EngineConfig> to_engine_config(const EngineFlags& flags);
 
 // "4GiB", "512MiB", "1G", "1000000" -> bytes.
 Expected<int64_t> parse_byte_size(const std::string& text);
+
+// "--chain-cache-capacity": a count of idle chains ("64") or a fraction of the KV pool ("0.5").
+Expected<ChainLimits> parse_chain_capacity(const std::string& text);
 
 }  // namespace se::cli

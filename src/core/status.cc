@@ -24,6 +24,8 @@ std::string_view status_code_name(StatusCode code) {
             return "i/o error";
         case StatusCode::kCancelled:
             return "cancelled";
+        case StatusCode::kGone:
+            return "gone";
         case StatusCode::kInternal:
             return "internal error";
     }

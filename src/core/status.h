@@ -18,6 +18,7 @@ enum class StatusCode {
     kFailedPrecondition,  // operation not valid in the current state
     kIoError,             // the operating system refused a read, write or map
     kCancelled,           // the caller withdrew the request
+    kGone,                // something that existed was reclaimed (a chain's idle state)
     kInternal,            // a bug: an invariant a user cannot break
 };
 
@@ -71,6 +72,9 @@ inline Status io_error(std::string msg) {
 }
 inline Status cancelled(std::string msg) {
     return {StatusCode::kCancelled, std::move(msg)};
+}
+inline Status gone(std::string msg) {
+    return {StatusCode::kGone, std::move(msg)};
 }
 inline Status internal_error(std::string msg) {
     return {StatusCode::kInternal, std::move(msg)};

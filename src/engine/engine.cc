@@ -55,9 +55,16 @@ Expected<RequestId> Engine::add_request(std::vector<int32_t> prompt, SamplingPar
     }
     const RequestId id = next_id_++;
     const std::string salted = fmt::format("{}|{}", cache_ns_base_, options.cache_salt);
+    const uint64_t cache_ns = XXH3_64bits(salted.data(), salted.size());
+    std::optional<ChainStart> chain;
+    if (!options.chain_id.empty()) {
+        auto started = begin_chain(options.chain_id, cache_ns, prompt, id);
+        if (!started.ok()) return started.status();
+        chain = started.value();
+    }
     auto seq = std::make_unique<Sequence>(
         SequenceOptions{.id = id,
-                        .cache_ns = XXH3_64bits(salted.data(), salted.size()),
+                        .cache_ns = cache_ns,
                         .prompt = std::move(prompt),
                         .params = std::move(params),
                         .sampler = {.eos_token_ids = eos_token_ids_,
@@ -66,6 +73,7 @@ Expected<RequestId> Engine::add_request(std::vector<int32_t> prompt, SamplingPar
                         .eos_token_ids = eos_token_ids_,
                         .on_delta = std::move(options.on_delta)},
         tokenizer_.get());
+    if (chain) seq->start_chain(std::move(options.chain_id), *chain);
     scheduler_->add(seq.get());
     seqs_.emplace(id, std::move(seq));
     refresh_gauges();
@@ -93,11 +101,17 @@ void Engine::abort(RequestId id) {
 
 void Engine::apply_queue_moves(const ScheduledStep& step) {
     for (Sequence* seq : step.preempted) {
+        drop_chain_of(*seq);
         method_.cache->release(seq->seq_id());
         seq->reset_for_recompute();
         metrics_.num_preemptions.inc();
     }
+    reclaim_idle_chains(step.blocks);
     for (const Admission& a : step.admitted) {
+        if (a.resumed) {  // its state is held already
+            a.seq->set_status(SeqStatus::kRunning);
+            continue;
+        }
         const int32_t hit = method_.cache->attach_prefix(a.seq->seq_id(), prefix_query(*a.seq));
         SE_CHECK(hit == a.hit_tokens, "prefix hit %d differs from the planned %d", hit,
                  a.hit_tokens);
@@ -175,7 +189,7 @@ void Engine::recover_from_failed_step(const ScheduledStep& step) {
 
 void Engine::finish(Sequence& seq) {
     const RequestOutput& out = seq.output();
-    method_.cache->release(seq.seq_id());
+    if (!park_chain(seq)) method_.cache->release(seq.seq_id());
     scheduler_->remove(&seq);
     metrics_.prompt_tokens.inc(out.usage.prompt_tokens);
     metrics_.request_success[static_cast<size_t>(*out.finish_reason)].inc();

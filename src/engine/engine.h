@@ -10,11 +10,13 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "backend/cpu/cpu_ops.h"
+#include "engine/chain_aware_oracle.h"
 #include "engine/engine_config.h"
 #include "engine/engine_stats.h"
 #include "engine/metrics/engine_metrics.h"
@@ -35,6 +37,10 @@ namespace se {
 struct RequestOptions {
     StreamCallback on_delta;  // called for every streamed increment; may be empty
     std::string cache_salt;   // requests with different salts never share prefix-cache blocks
+    // Continue (or start) the Chain Cache chain of this id (methods that evict only; see
+    // kv/chain_cache.h). Refused while the chain is busy (failed_precondition) or after it was
+    // reclaimed (gone); the output's `chain` says created, resumed or invalidated.
+    std::string chain_id;
 };
 
 class Engine {
@@ -88,11 +94,23 @@ class Engine {
     // Drops every prefix-cache block no request uses.
     void flush_prefix_cache() { method_.cache->flush_prefix_cache(); }
 
+    // Frees an idle chain's state now (not_found for an unknown id, failed_precondition while a
+    // request runs on it); a later request with the id starts a new chain.
+    Status release_chain(const std::string& id);
+    ChainCacheStats chain_stats() const { return chains_->stats(); }
+
   private:
     explicit Engine(const EngineConfig& config) : config_(config) {}
     Status init();
     Status init_tokenizer();
     Status init_method();
+    Status init_chains();
+    // Chain Cache steps (engine_chains.cc).
+    Expected<ChainStart> begin_chain(const std::string& id, uint64_t fingerprint,
+                                     std::span<const int32_t> prompt, SeqId new_seq);
+    bool park_chain(const Sequence& seq);
+    void drop_chain_of(Sequence& seq);
+    void reclaim_idle_chains(int64_t blocks_needed);
     PrefixQuery prefix_query(const Sequence& seq) const;
     void apply_queue_moves(const ScheduledStep& step);
     void after_forward(const ScheduledStep& step, StepLogits& out, double seconds);
@@ -111,6 +129,8 @@ class Engine {
     std::unique_ptr<DecoderModel> model_;
     Method method_;
     std::unique_ptr<SparseController> controller_;
+    std::unique_ptr<ChainCache> chains_;
+    std::unique_ptr<ChainAwareOracle> oracle_;
     std::unique_ptr<ModelRunner> runner_;
     std::unique_ptr<Scheduler> scheduler_;
     std::map<RequestId, std::unique_ptr<Sequence>> seqs_;

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "engine/scheduler.h"
+#include "kv/chain_cache.h"
 #include "model/model_loader.h"
 
 namespace se {
@@ -23,6 +24,7 @@ struct EngineConfig {
     int32_t num_threads = 0;                                  // --threads; 0 = every core
     uint64_t seed = 0;          // --seed: requests without their own seed derive one
     SchedulerConfig scheduler;  // --max-num-seqs, --max-num-batched-tokens, ...
+    ChainLimits chain_cache;    // --chain-cache-capacity
 };
 
 }  // namespace se

@@ -56,8 +56,9 @@ Status Engine::init() {
     ops_ = std::make_unique<CpuOps>(CpuOptions{.num_threads = config_.num_threads});
     SE_ASSIGN_OR_RETURN(model_, DecoderModel::create(mc, loaded_.weights, *ops_));
     SE_RETURN_IF_ERROR(init_method());
+    SE_RETURN_IF_ERROR(init_chains());
     scheduler_ = std::make_unique<Scheduler>(
-        sc, method_.cache->oracle(), [this](const Sequence& seq) { return prefix_query(seq); });
+        sc, *oracle_, [this](const Sequence& seq) { return prefix_query(seq); });
     return {};
 }
 

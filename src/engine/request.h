@@ -11,6 +11,7 @@
 #include "core/status.h"
 #include "engine/sampling/stop_checker.h"
 #include "engine/sampling/token_logprobs.h"
+#include "kv/chain_cache.h"
 
 namespace se {
 
@@ -20,6 +21,13 @@ struct Usage {
     int32_t prompt_tokens = 0;
     int32_t completion_tokens = 0;
     int32_t cached_tokens = 0;  // prompt tokens whose KV was reused, not recomputed
+    int32_t reused_tokens = 0;  // of those, the tokens a resumed chain's state covered
+};
+
+// The chain a request ran on (RequestOptions::chain_id) and what became of it.
+struct ChainReport {
+    std::string id;
+    ChainStatus status = ChainStatus::kCreated;
 };
 
 struct RequestTimings {
@@ -40,6 +48,7 @@ struct RequestOutput {
     std::vector<SampledLogprobs> logprobs;  // one per output token when requested
     Usage usage;
     RequestTimings timings;
+    std::optional<ChainReport> chain;  // set for requests that named a chain
 
     bool finished() const { return finish_reason.has_value(); }
 };

@@ -52,6 +52,14 @@ bool Scheduler::make_room(int64_t need, const Sequence* requester, Budget& budge
     return false;
 }
 
+AdmissionCost Scheduler::admission_cost(const Sequence& seq, int32_t max_chunk) const {
+    if (!seq.resumes_state()) return oracle_.admission_cost(query_(seq), max_chunk);
+    const int32_t chunk = std::min(seq.num_pending_tokens(), max_chunk);
+    return {.hit_tokens = seq.num_computed_tokens(),
+            .first_chunk = chunk,
+            .blocks = oracle_.step_cost(seq.seq_id(), chunk)};
+}
+
 std::optional<ScheduledStep> Scheduler::plan_prefill() const {
     ScheduledStep step;
     step.plan.phase = StepPhase::kPrefill;
@@ -65,6 +73,7 @@ std::optional<ScheduledStep> Scheduler::plan_prefill() const {
         const int64_t cost = oracle_.step_cost(seq->seq_id(), count);
         if (!make_room(cost, seq, budget, step)) break;
         budget.blocks -= cost;
+        step.blocks += cost;
         budget.tokens -= count;
         add_to_plan(seq, count, step);
     }
@@ -74,11 +83,13 @@ std::optional<ScheduledStep> Scheduler::plan_prefill() const {
     for (Sequence* seq : waiting_) {
         if (num_running >= config_.max_num_seqs || budget.tokens <= 0) break;
         const int32_t max_chunk = std::min(config_.prefill_chunk_size, budget.tokens);
-        const AdmissionCost cost = oracle_.admission_cost(query_(*seq), max_chunk);
+        const AdmissionCost cost = admission_cost(*seq, max_chunk);
         if (cost.blocks > budget.blocks || cost.first_chunk <= 0) break;
         budget.blocks -= cost.blocks;
         budget.tokens -= cost.first_chunk;
-        step.admitted.push_back({.seq = seq, .hit_tokens = cost.hit_tokens});
+        step.blocks += cost.blocks;
+        step.admitted.push_back(
+            {.seq = seq, .hit_tokens = cost.hit_tokens, .resumed = seq->resumes_state()});
         step.plan.seqs.push_back(
             {.seq_id = seq->seq_id(),
              .num_new_tokens = cost.first_chunk,
@@ -117,6 +128,7 @@ std::optional<ScheduledStep> Scheduler::plan_decode() const {
         }
     }
     for (Sequence* seq : rows) add_to_plan(seq, 1, step);
+    step.blocks = need;
     return step;
 }
 

@@ -5,6 +5,9 @@
 // waits more than one step. When a step cannot get its blocks, the newest running sequences are
 // preempted (their KV is released and recomputed later); a new request never displaces one.
 //
+// A waiting sequence that already has computed KV (a resumed chain: Sequence::resumes_state) is
+// admitted at the cost of its next chunk alone, as its state is already held.
+//
 // plan() is pure: it only reads queues and asks the oracle. commit() applies the queue moves of a
 // plan the engine has carried out.
 #pragma once
@@ -30,6 +33,7 @@ struct SchedulerConfig {
 struct Admission {
     Sequence* seq = nullptr;
     int32_t hit_tokens = 0;  // cached prefix the sequence starts from
+    bool resumed = false;    // it continues state the cache manager holds (a resumed chain)
 };
 
 struct ScheduledStep {
@@ -37,6 +41,7 @@ struct ScheduledStep {
     std::vector<Sequence*> seqs;       // in plan order
     std::vector<Sequence*> preempted;  // newest first: release their KV before the step
     std::vector<Admission> admitted;   // attach their cached prefix before the step
+    int64_t blocks = 0;                // blocks the step takes from the oracle's available ones
 };
 
 class Scheduler {
@@ -63,6 +68,7 @@ class Scheduler {
         int64_t blocks = 0;
         int32_t tokens = 0;
     };
+    AdmissionCost admission_cost(const Sequence& seq, int32_t max_chunk) const;
     std::optional<ScheduledStep> plan_prefill() const;
     std::optional<ScheduledStep> plan_decode() const;
     // Preempts running sequences newer than `requester`, newest first, until `need` blocks fit

@@ -4,6 +4,7 @@ namespace se {
 
 Sequence::Sequence(SequenceOptions options, const Tokenizer* tokenizer)
     : cache_ns_(options.cache_ns),
+      seq_id_(options.seq_id != 0 ? options.seq_id : options.id),
       tokens_(std::move(options.prompt)),
       num_prompt_tokens_(static_cast<int32_t>(tokens_.size())),
       sampler_(options.params, options.sampler),
@@ -30,6 +31,24 @@ void Sequence::start_from_cached_prefix(int32_t num_tokens) {
     // Usage reports what the first admission reused, as vLLM's cached_tokens does.
     if (!admitted_before_) output_.usage.cached_tokens = num_tokens;
     admitted_before_ = true;
+}
+
+void Sequence::start_chain(std::string id, const ChainStart& start) {
+    SE_CHECK(num_computed_tokens_ == 0 && !admitted_before_ && start.reused_tokens < num_tokens());
+    output_.chain = ChainReport{.id = std::move(id), .status = start.status};
+    seq_id_ = start.seq;
+    num_computed_tokens_ = start.reused_tokens;
+    output_.usage.cached_tokens = start.reused_tokens;
+    output_.usage.reused_tokens = start.reused_tokens;
+    admitted_before_ = start.reused_tokens > 0;
+}
+
+void Sequence::invalidate_chain() {
+    if (output_.chain) output_.chain->status = ChainStatus::kInvalidated;
+}
+
+std::string_view Sequence::chain_id() const {
+    return output_.chain ? std::string_view(output_.chain->id) : std::string_view();
 }
 
 void Sequence::reset_for_recompute() {

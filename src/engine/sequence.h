@@ -9,6 +9,8 @@
 #include <chrono>
 #include <cstdint>
 #include <optional>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "engine/request.h"
@@ -30,6 +32,7 @@ struct SequenceOptions {
     SamplerOptions sampler;
     std::vector<int32_t> eos_token_ids;
     StreamCallback on_delta;  // may be empty
+    SeqId seq_id = 0;         // the id of its KV state in the cache manager (0: the request id)
 };
 
 class Sequence {
@@ -41,7 +44,7 @@ class Sequence {
 
     RequestId id() const { return output_.id; }
     uint64_t cache_ns() const { return cache_ns_; }
-    SeqId seq_id() const { return output_.id; }
+    SeqId seq_id() const { return seq_id_; }
     SeqStatus status() const { return status_; }
     void set_status(SeqStatus status) { status_ = status; }
 
@@ -61,6 +64,17 @@ class Sequence {
     void advance(int32_t count);
     // Starts the sequence from a cached prefix of `num_tokens` tokens.
     void start_from_cached_prefix(int32_t num_tokens);
+    // Runs the request on chain `id` as `start` decided: under the chain's sequence id, and, when
+    // it resumed, continuing from the state of its first reused_tokens tokens (before admission).
+    void start_chain(std::string id, const ChainStart& start);
+    // The chain's state was dropped while the request ran (preempted): reported as invalidated.
+    void invalidate_chain();
+    // The chain the request runs on ("" for none).
+    std::string_view chain_id() const;
+    // Waiting with KV already computed: a resumed chain, whose state the cache manager holds.
+    bool resumes_state() const {
+        return status_ == SeqStatus::kWaiting && num_computed_tokens_ > 0;
+    }
     // Forgets every computed KV entry (preemption by recompute); tokens and sampling state stay.
     void reset_for_recompute();
     int32_t num_preemptions() const { return num_preemptions_; }
@@ -84,6 +98,7 @@ class Sequence {
     void emit(std::string text, std::optional<SampledLogprobs> logprobs, int32_t token);
 
     uint64_t cache_ns_ = 0;
+    SeqId seq_id_ = 0;
     std::vector<int32_t> tokens_;
     int32_t num_prompt_tokens_ = 0;
     int32_t num_computed_tokens_ = 0;

@@ -72,6 +72,13 @@ class CacheManager {
         SE_CHECK(plan.empty(), "this cache manager does not evict");
     }
 
+    // Optional (default: no). Whether a finished sequence's state may stay held (release not
+    // called) and a later request continue it under the same SeqId, prefilling only new tokens
+    // (the Chain Cache). Requires that nothing about a sequence is forgotten before release, and
+    // that the runtime keys whatever it keeps per sequence by SeqId. Eviction methods say yes:
+    // a prefix cache cannot match what they retained.
+    virtual bool supports_chains() const { return false; }
+
     // Required. Frees everything held for `seq`; a no-op for unknown sequences.
     virtual void release(SeqId seq) = 0;
 

@@ -49,6 +49,7 @@ class EvictingCacheManager final : public CacheManager, private MemoryOracle {
     AttentionView view(int32_t layer, const Selection& selection) override;
     std::vector<PayloadKind> payload_kinds() const override;
     void apply(const EvictionPlan& plan) override;
+    bool supports_chains() const override { return true; }
     void release(SeqId seq) override;
     void flush_prefix_cache() override {}
     RadixCacheStats prefix_cache_stats() const override { return {}; }

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <fstream>
 #include <limits>
+#include <numeric>
 #include <random>
 
 namespace se::testing {
@@ -122,6 +123,42 @@ HarnessRun MethodHarness::run(const std::vector<std::vector<int32_t>>& prompts, 
         for (SeqId id : ids_) method_.cache->release(id);
     }
     return out;
+}
+
+std::vector<int32_t> MethodHarness::extend(SeqId seq, const std::vector<int32_t>& tokens,
+                                           int32_t from, int32_t chunk, int32_t decode_steps) {
+    const auto len = static_cast<int32_t>(tokens.size());
+    std::vector<int32_t> sampled;
+    auto greedy = [&](const std::vector<float>& logits) {
+        sampled.push_back(
+            static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin()));
+    };
+    for (int32_t done = from; done < len;) {
+        const int32_t count = std::min(chunk, len - done);
+        const bool last = done + count == len;
+        const StepPlan plan{.phase = StepPhase::kPrefill,
+                            .seqs = {{.seq_id = seq,
+                                      .num_new_tokens = count,
+                                      .num_computed_tokens = done,
+                                      .samples = last}}};
+        std::vector<int32_t> positions(static_cast<size_t>(count));
+        std::iota(positions.begin(), positions.end(), done);
+        const std::vector<float> logits =
+            step(plan, std::vector<int32_t>(tokens.begin() + done, tokens.begin() + done + count),
+                 positions, last ? std::vector<int32_t>{count - 1} : std::vector<int32_t>{});
+        if (last) greedy(logits);
+        done += count;
+    }
+    for (int32_t s = 0; s < decode_steps; ++s) {
+        const int32_t position = len + s;
+        const StepPlan plan{.phase = StepPhase::kDecode,
+                            .seqs = {{.seq_id = seq,
+                                      .num_new_tokens = 1,
+                                      .num_computed_tokens = position,
+                                      .samples = true}}};
+        greedy(step(plan, {sampled.back()}, {position}, {0}));
+    }
+    return sampled;
 }
 
 nlohmann::json dummy_llama_config(const HarnessOptions& options) {

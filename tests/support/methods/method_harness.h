@@ -58,6 +58,13 @@ class MethodHarness {
                    const std::function<void(const StepPlan&)>& after_step = nullptr,
                    bool keep = false);
 
+    // One sequence carried on across calls, as a conversation that never ends: prefills
+    // tokens[from:] (the first `from` are computed already; 0 starts sequence `seq`) in chunks of
+    // at most `chunk`, then runs `decode_steps` greedy decode steps. Returns the greedy tokens it
+    // sampled (1 + decode_steps); the sequence stays, with tokens.size() + decode_steps computed.
+    std::vector<int32_t> extend(SeqId seq, const std::vector<int32_t>& tokens, int32_t from,
+                                int32_t chunk, int32_t decode_steps);
+
     // The sequence ids the last run used, in prompt order.
     const std::vector<SeqId>& last_seq_ids() const { return ids_; }
 
