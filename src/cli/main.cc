@@ -6,6 +6,7 @@
 #include "cli/bench_command.h"
 #include "cli/chat_command.h"
 #include "cli/eval_command.h"
+#include "cli/replay_command.h"
 #include "cli/generate_command.h"
 
 int main(int argc, char** argv) {
@@ -17,6 +18,7 @@ int main(int argc, char** argv) {
     se::cli::add_chat_command(app, run);
     se::cli::add_bench_command(app, run);
     se::cli::add_eval_command(app, run);
+    se::cli::add_replay_command(app, run);
     CLI11_PARSE(app, argc, argv);
     return run ? run() : 0;
 }

@@ -8,51 +8,12 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "cli_runner.h"
 #include "support/test_files.h"
 #include "support/tiny_models.h"
 
 namespace se::testing {
 namespace {
-
-struct RunResult {
-    int exit_code = -1;
-    std::string out;
-    std::string err;
-};
-
-std::string read_all(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-
-std::string quote(const std::string& s) {
-    std::string q(1, '\'');
-    for (char c : s) {
-        if (c == '\'') {
-            q.append("'\\''");
-        } else {
-            q.push_back(c);
-        }
-    }
-    q.push_back('\'');
-    return q;
-}
-
-RunResult run_cli(const TempDir& dir, const std::vector<std::string>& args) {
-    std::string cmd = quote(SE_CLI_BINARY);
-    for (const std::string& a : args) cmd = fmt::format("{} {}", cmd, quote(a));
-    cmd = fmt::format("{} > {} 2> {} < /dev/null", cmd, quote(dir.file("stdout")),
-                      quote(dir.file("stderr")));
-    const int status = std::system(cmd.c_str());
-    RunResult r;
-    if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
-    if (WIFSIGNALED(status)) r.exit_code = 128 + WTERMSIG(status);
-    r.out = read_all(dir.file("stdout"));
-    r.err = read_all(dir.file("stderr"));
-    return r;
-}
 
 // Exit code 1 (2 for a bad value that only one command checks, as eval does); stderr ends with
 // exactly one line "error: ..." holding every fragment (a start-up banner may precede it when the
