@@ -15,7 +15,7 @@ using Clock = std::chrono::steady_clock;
 
 int64_t Engine::kv_capacity_tokens() const {
     const CacheCapacity cap = method_.cache->capacity();
-    return cap.num_blocks * cap.block_size;
+    return cap.num_blocks * cap.block_size / cap.entries_per_token;
 }
 
 Expected<RequestId> Engine::add_request(std::vector<int32_t> prompt, SamplingParams params,

@@ -53,6 +53,7 @@ class Engine {
     bool has_tokenizer() const { return tokenizer_ != nullptr; }
     int32_t max_model_len() const { return max_model_len_; }
     const EngineConfig& config() const { return config_; }
+    // Tokens of full history (every layer) the KV pool holds.
     int64_t kv_capacity_tokens() const;
 
     // Queues a request. Errors (the request is not queued) name the bad field: an invalid

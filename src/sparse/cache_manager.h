@@ -29,6 +29,7 @@ struct CacheCapacity {
     int64_t num_free_blocks = 0;    // blocks free now
     int64_t num_cached_blocks = 0;  // blocks the prefix cache holds (some may be in use too)
     int32_t block_size = 0;         // entries per block
+    int32_t entries_per_token = 1;  // entries one token of full history takes (one per lane)
 };
 
 class CacheManager {

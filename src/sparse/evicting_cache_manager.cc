@@ -45,7 +45,8 @@ CacheCapacity EvictingCacheManager::capacity() const {
     return {.num_blocks = kv_.pool().num_blocks(),
             .num_free_blocks = kv_.pool().num_free(),
             .num_cached_blocks = 0,
-            .block_size = kv_.layout().block_size};
+            .block_size = kv_.layout().block_size,
+            .entries_per_token = kv_.num_lanes()};
 }
 
 Status EvictingCacheManager::prepare_step(const StepPlan& plan) {

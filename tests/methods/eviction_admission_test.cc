@@ -3,6 +3,10 @@
 // method's memory oracle reports them.
 #include <gtest/gtest.h>
 
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "engine/engine.h"
 #include "support/methods/method_harness.h"
 #include "support/test_files.h"
@@ -10,15 +14,8 @@
 namespace se::testing {
 namespace {
 
-struct Served {
-    double peak_running = 0.0;  // most requests running in one step
-    double preemptions = 0.0;
-};
-
-// Serves 8 requests of 200 + 40 tokens.
-Served serve(const std::string& method, const nlohmann::json& knobs) {
-    TempDir dir;
-    write_dummy_llama(dir);  // the harness model: 6 layers, 8 heads, 2 KV heads, dim 16
+EngineConfig small_pool_config(const TempDir& dir, const std::string& method,
+                               const nlohmann::json& knobs) {
     EngineConfig ec;
     ec.load = {.model = dir.path().string(), .load_format = "dummy", .dtype = "float32"};
     ec.sparse_method = method;
@@ -29,7 +26,19 @@ Served serve(const std::string& method, const nlohmann::json& knobs) {
     ec.num_threads = 1;
     ec.enable_prefix_caching = false;
     ec.scheduler.prefill_chunk_size = 32;
-    auto engine = Engine::create(ec);
+    return ec;
+}
+
+struct Served {
+    double peak_running = 0.0;  // most requests running in one step
+    double preemptions = 0.0;
+};
+
+// Serves 8 requests of 200 + 40 tokens.
+Served serve(const std::string& method, const nlohmann::json& knobs) {
+    TempDir dir;
+    write_dummy_llama(dir);  // the harness model: 6 layers, 8 heads, 2 KV heads, dim 16
+    auto engine = Engine::create(small_pool_config(dir, method, knobs));
     SE_CHECK(engine.ok(), "%s", engine.status().to_string().c_str());
     SamplingParams params;
     params.temperature = 0.0f;
@@ -62,6 +71,21 @@ TEST(EvictionAdmissionTest, CompactionLetsMoreRequestsRunAtOnce) {
     const Served streaming = serve("streamingllm", {{"sink", 4}, {"budget", 32}});
     EXPECT_EQ(streaming.preemptions, 0.0);
     EXPECT_EQ(streaming.peak_running, 8.0);
+}
+
+TEST(EvictionAdmissionTest, CapacityInTokensIsTheSameWhateverTheLanes) {
+    // The same memory holds 960 tokens of full history whether blocks hold all layers (dense),
+    // one layer (token-shared lanes) or one layer's KV head (per-head lanes).
+    TempDir dir;
+    write_dummy_llama(dir);
+    for (const auto& [method, knobs] :
+         std::vector<std::pair<std::string, nlohmann::json>>{{"dense", nlohmann::json::object()},
+                                                             {"snapkv", {{"budget", 64}}},
+                                                             {"adakv", {{"budget", 64}}}}) {
+        auto engine = Engine::create(small_pool_config(dir, method, knobs));
+        ASSERT_TRUE(engine.ok()) << engine.status().to_string();
+        EXPECT_EQ((*engine)->kv_capacity_tokens(), 960) << method;
+    }
 }
 
 }  // namespace
