@@ -6,8 +6,8 @@
 #include "cli/bench_command.h"
 #include "cli/chat_command.h"
 #include "cli/eval_command.h"
-#include "cli/replay_command.h"
 #include "cli/generate_command.h"
+#include "cli/replay_command.h"
 
 int main(int argc, char** argv) {
     CLI::App app{"SparseEngine: a sparse-first LLM inference engine"};
