@@ -1,0 +1,80 @@
+#include "kv/prune_plan.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+#include "core/check.h"
+
+namespace se {
+
+Expected<PrunePlan> align_prune_ranges(const PruneRequest& r) {
+    if (r.block_size < 1) return invalid_argument("block_size must be >= 1");
+    if (r.keep_tokens.has_value() == r.keep_ratio.has_value()) {
+        return invalid_argument("give exactly one of keep_tokens and keep_ratio");
+    }
+    if (r.keep_tokens && *r.keep_tokens < 0) {
+        return invalid_argument(fmt::format("keep_tokens must be >= 0, got {}", *r.keep_tokens));
+    }
+    if (r.keep_ratio && !(*r.keep_ratio >= 0.0 && *r.keep_ratio <= 1.0)) {
+        return invalid_argument(fmt::format("keep_ratio must be in [0, 1], got {}", *r.keep_ratio));
+    }
+    if (r.ranges.empty()) return invalid_argument("ranges: give at least one [begin, end)");
+    std::vector<TokenRange> sorted = r.ranges;
+    std::sort(sorted.begin(), sorted.end(),
+              [](const TokenRange& a, const TokenRange& b) { return a.begin < b.begin; });
+    PrunePlan plan;
+    for (size_t i = 0; i < sorted.size(); ++i) {
+        const TokenRange& t = sorted[i];
+        if (t.begin < 0 || t.begin > t.end || t.end > r.prefix_tokens) {
+            return invalid_argument(
+                fmt::format("range [{}, {}) is not inside the cached prefix [0, {})", t.begin,
+                            t.end, r.prefix_tokens));
+        }
+        if (i > 0 && t.begin < sorted[i - 1].end) {
+            return invalid_argument(fmt::format("ranges [{}, {}) and [{}, {}) overlap",
+                                                sorted[i - 1].begin, sorted[i - 1].end, t.begin,
+                                                t.end));
+        }
+        const int32_t bs = r.block_size;
+        const TokenRange aligned{.begin = (t.begin + bs - 1) / bs * bs, .end = t.end / bs * bs};
+        plan.shrunk |= !(aligned == t);
+        if (aligned.begin >= aligned.end) continue;
+        plan.ranges.push_back(aligned);
+        plan.eligible += aligned.end - aligned.begin;
+    }
+    const int64_t keep = r.keep_tokens
+                             ? *r.keep_tokens
+                             : static_cast<int64_t>(std::floor(plan.eligible * *r.keep_ratio));
+    plan.keep = static_cast<int32_t>(std::min<int64_t>(keep, plan.eligible));
+    return plan;
+}
+
+void choose_kept(std::span<const float> scores, PrunePlan& plan) {
+    SE_CHECK(static_cast<int32_t>(scores.size()) == plan.eligible, "%zu scores for %d positions",
+             scores.size(), plan.eligible);
+    std::vector<int32_t> order(scores.size());
+    std::iota(order.begin(), order.end(), 0);
+    // Highest score first; equal scores: the lower position first (a stable sort keeps order).
+    // A NaN score ranks last.
+    auto key = [&](int32_t i) {
+        return std::isnan(scores[i]) ? -std::numeric_limits<float>::infinity() : scores[i];
+    };
+    std::stable_sort(order.begin(), order.end(),
+                     [&](int32_t a, int32_t b) { return key(a) > key(b); });
+    std::vector<bool> keep(scores.size(), false);
+    for (int32_t i = 0; i < plan.keep; ++i) keep[order[i]] = true;
+    plan.kept.clear();
+    plan.dropped.clear();
+    size_t i = 0;
+    for (const TokenRange& range : plan.ranges) {
+        for (int32_t p = range.begin; p < range.end; ++p, ++i) {
+            (keep[i] ? plan.kept : plan.dropped).push_back(p);
+        }
+    }
+}
+
+}  // namespace se
