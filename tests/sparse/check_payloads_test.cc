@@ -47,12 +47,17 @@ Method create(const std::string& id, Ops& ops, const ModelConfig& config) {
     return std::move(method).value();
 }
 
-TEST(CheckPayloadsTest, EveryMethodRunsOnTheCpuBackend) {
+ModelConfig small_config() {
     ModelConfig config;
     config.num_layers = 4;
     config.num_heads = 8;
     config.num_kv_heads = 2;
     config.head_dim = 16;
+    return config;
+}
+
+TEST(CheckPayloadsTest, EveryMethodRunsOnTheCpuBackend) {
+    const ModelConfig config = small_config();
     CpuOps cpu;
     for (const std::string& id : builtin_methods().ids()) {
         const Method method = create(id, cpu, config);
@@ -61,11 +66,7 @@ TEST(CheckPayloadsTest, EveryMethodRunsOnTheCpuBackend) {
 }
 
 TEST(CheckPayloadsTest, AViewTheBackendCannotReadIsRefusedByName) {
-    ModelConfig config;
-    config.num_layers = 4;
-    config.num_heads = 8;
-    config.num_kv_heads = 2;
-    config.head_dim = 16;
+    const ModelConfig config = small_config();
     CpuOps cpu;
     PagedOnlyOps paged_only;
     int refused = 0;
