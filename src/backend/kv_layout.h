@@ -50,8 +50,9 @@ struct PagedKvRead {
     std::span<const PagedSeq> seqs;
 };
 
-// One sequence of a gathered read: its query rows read exactly the listed entries, with no causal
-// mask (sparse selections are made for decode rows, which see every entry anyway).
+// One sequence of a gathered read: its query rows read the listed entries, causally over the
+// list: the last q_len listed entries are the step's own, so query row i sees the first
+// size - (q_len - 1 - i) of them. A decode row (q_len 1) sees every listed entry.
 struct GatherSeq {
     int32_t q_start = 0;
     int32_t q_len = 0;

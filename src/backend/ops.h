@@ -82,7 +82,8 @@ class Ops {
     virtual void attention(const ConstTensorView& q, const PagedKvRead& kv,
                            const AttentionArgs& args, TensorView out) = 0;
 
-    // out as above, but each sequence's rows read only the entries kv lists (no causal mask).
+    // out as above, but each sequence's rows read only the entries kv lists (causal over the
+    // list, see kv_layout.h).
     virtual void attention_gather(const ConstTensorView& q, const PagedKvGather& kv,
                                   const AttentionArgs& args, TensorView out) = 0;
 

@@ -2,6 +2,8 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
+
 namespace se {
 
 Expected<PagedKvStore> PagedKvStore::create(const PagedKvStoreOptions& options) {
@@ -77,6 +79,63 @@ void PagedKvStore::attach(SeqId seq, std::span<const int32_t> blocks, int32_t nu
     table.blocks.assign(blocks.begin(), blocks.end());
     table.num_entries = num_tokens;
     table.num_tokens = num_tokens;
+}
+
+void PagedKvStore::attach_pruned(SeqId seq, std::span<const int32_t> blocks,
+                                 std::span<const int64_t> slots, std::span<const int32_t> positions,
+                                 int32_t num_tokens) {
+    SE_CHECK(!contains(seq), "attach to a sequence that has blocks already");
+    SE_CHECK(slots.size() == positions.size());
+    const int32_t bs = layout_.block_size;
+    BlockTable& table = tables_[seq];
+    std::unordered_map<int32_t, int32_t> index;  // block id -> its place in the table
+    for (int32_t b : blocks) {
+        pool_.ref(b);
+        index.emplace(b, static_cast<int32_t>(table.blocks.size()));
+        table.blocks.push_back(b);
+    }
+    for (int64_t slot : slots) {
+        const int32_t at = index.at(static_cast<int32_t>(slot / bs));
+        table.prefix_live.push_back(at * bs + static_cast<int32_t>(slot % bs));
+    }
+    SE_CHECK(std::is_sorted(table.prefix_live.begin(), table.prefix_live.end()),
+             "pruned prefix entries out of order");
+    table.prefix_positions.assign(positions.begin(), positions.end());
+    table.holed = true;
+    table.prefix_end = static_cast<int32_t>(table.blocks.size()) * bs;
+    table.prefix_tokens = num_tokens;
+    table.num_entries = table.prefix_end;
+    table.num_tokens = num_tokens;
+}
+
+const BlockTable* PagedKvStore::table(SeqId seq) const {
+    auto it = tables_.find(seq);
+    return it == tables_.end() ? nullptr : &it->second;
+}
+
+bool PagedKvStore::holed(SeqId seq) const {
+    const BlockTable* t = table(seq);
+    return t != nullptr && t->holed;
+}
+
+void PagedKvStore::resident_entries(SeqId seq, std::vector<int32_t>& entries,
+                                    std::vector<int32_t>& positions) const {
+    entries.clear();
+    positions.clear();
+    const BlockTable* t = table(seq);
+    if (t == nullptr) return;
+    int32_t first_own = 0;
+    int32_t first_position = 0;
+    if (t->holed) {
+        entries = t->prefix_live;
+        positions = t->prefix_positions;
+        first_own = t->prefix_end;
+        first_position = t->prefix_tokens;
+    }
+    for (int32_t e = first_own; e < t->num_entries; ++e) {
+        entries.push_back(e);
+        positions.push_back(first_position + e - first_own);
+    }
 }
 
 int32_t PagedKvStore::num_tokens(SeqId seq) const {

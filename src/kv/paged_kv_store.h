@@ -37,6 +37,7 @@ class PagedKvStore {
     const BlockPool& pool() const { return pool_; }
     BlockPool& pool() { return pool_; }
     const PagedKvCache& layer_cache(int32_t layer) const { return layer_caches_.at(layer); }
+    int32_t num_layers() const { return static_cast<int32_t>(layer_caches_.size()); }
     // Bytes one block takes over all layers (K and V).
     int64_t bytes_per_block() const { return arena_.shape().bytes_per_block_all_layers(); }
 
@@ -51,10 +52,22 @@ class PagedKvStore {
     // Starts `seq` on blocks that already hold the KV of its first `num_tokens` tokens (a cached
     // prefix): takes a pool reference on each.
     void attach(SeqId seq, std::span<const int32_t> blocks, int32_t num_tokens);
+    // Starts `seq` on a pruned cached prefix of `num_tokens` tokens whose resident entries live
+    // at `slots` (ascending token positions `positions`) in `blocks`: the sequence has holes
+    // (block_table.h) and its own entries start in a fresh block.
+    void attach_pruned(SeqId seq, std::span<const int32_t> blocks, std::span<const int64_t> slots,
+                       std::span<const int32_t> positions, int32_t num_tokens);
 
     int32_t num_entries(SeqId seq) const;
     int32_t num_tokens(SeqId seq) const;
     std::span<const int32_t> block_table(SeqId seq) const;
+    // The whole table (holes included), or null for an unknown sequence.
+    const BlockTable* table(SeqId seq) const;
+    // Whether `seq` started on a pruned prefix (its entries are not contiguous).
+    bool holed(SeqId seq) const;
+    // The entries of `seq` that hold KV, ascending, and the token position of each.
+    void resident_entries(SeqId seq, std::vector<int32_t>& entries,
+                          std::vector<int32_t>& positions) const;
     // Blocks releasing `seq` would return to the pool (those nobody else holds).
     int32_t num_exclusive_blocks(SeqId seq) const;
     // Returns every block of `seq` to the pool.

@@ -42,9 +42,20 @@ Expected<PrunePlan> align_prune_ranges(const PruneRequest& r) {
         const int32_t bs = r.block_size;
         const TokenRange aligned{.begin = (t.begin + bs - 1) / bs * bs, .end = t.end / bs * bs};
         plan.shrunk |= !(aligned == t);
-        if (aligned.begin >= aligned.end) continue;
-        plan.ranges.push_back(aligned);
-        plan.eligible += aligned.end - aligned.begin;
+        // Split around blocks pruned before.
+        int32_t run = aligned.begin;
+        for (int32_t p = aligned.begin; p <= aligned.end; p += bs) {
+            const bool pruned =
+                p < aligned.end &&
+                std::binary_search(r.pruned_blocks.begin(), r.pruned_blocks.end(), p / bs);
+            if (p < aligned.end && !pruned) continue;
+            if (run < p) {
+                plan.ranges.push_back({.begin = run, .end = p});
+                plan.eligible += p - run;
+            }
+            if (pruned) plan.already_pruned += bs;
+            run = p + bs;
+        }
     }
     const int64_t keep = r.keep_tokens
                              ? *r.keep_tokens

@@ -1,6 +1,7 @@
 // The token-level decision of Prefix-Cache Pruning, before any KV moves: which positions of a
 // cached prefix stay. Ranges [L, R) (zero-based, half-open) are shrunk inward to whole blocks
-// (L up, R down to a multiple of the block size; a range left empty prunes nothing) and share one
+// (L up, R down to a multiple of the block size; a range left empty prunes nothing), lose the
+// blocks an earlier job pruned already (a range may split in two around them), and share one
 // keep budget; the kept positions are the `keep` best scores over all of them (one global mask
 // shared by every layer and head), ties to the lower position.
 //
@@ -29,11 +30,15 @@ struct PruneRequest {
     std::vector<TokenRange> ranges;
     std::optional<int32_t> keep_tokens;  // exactly one of keep_tokens and keep_ratio
     std::optional<double> keep_ratio;    // in [0, 1]
+    // Block indices (position / block_size) pruned by an earlier job: left out of the ranges
+    // (their remaining entries stay as they are) and counted in already_pruned.
+    std::vector<int32_t> pruned_blocks;
 };
 
 struct PrunePlan {
     std::vector<TokenRange> ranges;  // aligned, ascending, non-empty
     bool shrunk = false;             // some range end was moved inward (or a range dropped)
+    int32_t already_pruned = 0;      // tokens of the aligned ranges in pruned_blocks
     int32_t eligible = 0;
     int32_t keep = 0;
     std::vector<int32_t> kept;     // ascending positions inside the ranges that stay

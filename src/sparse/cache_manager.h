@@ -88,6 +88,15 @@ class CacheManager {
 
     // Required. Prefix-cache counters (all zero without a prefix cache).
     virtual RadixCacheStats prefix_cache_stats() const = 0;
+
+    // Optional (default: none). The radix prefix cache, for operations on a cached prefix
+    // (inspect, delete a subtree, eviction priority); null when the method keeps none.
+    virtual RadixCache* radix_cache() { return nullptr; }
+
+    // Optional (default: no). Whether Prefix-Cache Pruning may leave holes in this method's
+    // cached prefixes: it must read full selections only, keep no per-block state of its own,
+    // and derive from FullCacheManager (the engine's prune job works on its store).
+    virtual bool supports_pruning() const { return false; }
 };
 
 }  // namespace se

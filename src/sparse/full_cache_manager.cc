@@ -2,6 +2,8 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
+
 namespace se {
 
 Expected<PagedKvStore> make_full_kv_store(const MethodContext& context,
@@ -21,9 +23,9 @@ Expected<PagedKvStore> make_full_kv_store(const MethodContext& context,
                                  .num_blocks = num_blocks});
 }
 
-FullCacheManager::FullCacheManager(Ops& ops, PagedKvStore store, bool enable_prefix_caching)
-    : ops_(ops), store_(std::move(store)) {
-    if (enable_prefix_caching) {
+FullCacheManager::FullCacheManager(Ops& ops, PagedKvStore store, FullCacheOptions options)
+    : ops_(ops), store_(std::move(store)), options_(options) {
+    if (options.enable_prefix_caching) {
         radix_ = std::make_unique<RadixCache>(store_.pool(), store_.layout().block_size);
     }
 }
@@ -45,17 +47,42 @@ int32_t FullCacheManager::attach_prefix(SeqId seq, const PrefixQuery& query) {
     if (!radix_) return 0;
     const RadixMatch m = radix_->match(query.ns, query.tokens, usable_prefix(query),
                                        /*count=*/true, /*touch=*/true);
-    if (m.num_tokens > 0) store_.attach(seq, m.blocks, m.num_tokens);
+    attach_match(seq, m);
+    return m.num_tokens;
+}
+
+void FullCacheManager::attach_match(SeqId seq, const RadixMatch& m) {
+    if (m.num_tokens == 0) return;
+    if (m.pruned) {
+        store_.attach_pruned(seq, m.blocks, m.slots, m.positions, m.num_tokens);
+    } else {
+        store_.attach(seq, m.blocks, m.num_tokens);
+    }
+}
+
+int32_t FullCacheManager::attach_cached(SeqId seq, uint64_t ns, std::span<const int32_t> tokens) {
+    if (!radix_) return 0;
+    const RadixMatch m = radix_->match(ns, tokens, static_cast<int32_t>(tokens.size()),
+                                       /*count=*/false, /*touch=*/false);
+    attach_match(seq, m);
     return m.num_tokens;
 }
 
 void FullCacheManager::publish_prefix(SeqId seq, const PrefixQuery& query) {
     if (!radix_) return;
     const int32_t bs = store_.layout().block_size;
+    const BlockTable* table = store_.table(seq);
+    if (table == nullptr) return;
     const int32_t computed =
-        std::min<int32_t>(store_.num_entries(seq), static_cast<int32_t>(query.tokens.size()));
-    const auto blocks = store_.block_table(seq).first(static_cast<size_t>(computed / bs));
-    radix_->insert(query.ns, query.tokens, blocks);
+        std::min<int32_t>(table->num_tokens, static_cast<int32_t>(query.tokens.size()));
+    // A sequence on a pruned prefix publishes only its own blocks, after the prefix's nodes.
+    const int32_t first_block = table->holed ? table->prefix_tokens / bs : 0;
+    const int32_t first_own = table->holed ? table->prefix_end / bs : 0;
+    const int32_t count = computed / bs - first_block;
+    if (count <= 0) return;
+    const auto blocks = std::span<const int32_t>(table->blocks)
+                            .subspan(static_cast<size_t>(first_own), static_cast<size_t>(count));
+    radix_->insert(query.ns, query.tokens, blocks, first_block);
 }
 
 Status FullCacheManager::prepare_step(const StepPlan& plan) {
@@ -75,9 +102,16 @@ Status FullCacheManager::prepare_step(const StepPlan& plan) {
     SE_RETURN_IF_ERROR(store_.reserve(ids, counts));
     slots_.clear();
     seqs_.clear();
+    resident_.clear();
+    const bool holed = std::any_of(plan.seqs.begin(), plan.seqs.end(),
+                                   [&](const StepSeq& s) { return store_.holed(s.seq_id); });
     int32_t q_start = 0;
     for (const StepSeq& s : plan.seqs) {
         store_.append(s.seq_id, s.num_new_tokens, slots_);
+        if (holed) {
+            resident_.emplace_back();
+            store_.resident_entries(s.seq_id, resident_.back(), positions_scratch_);
+        }
         seqs_.push_back({.q_start = q_start,
                          .q_len = s.num_new_tokens,
                          .kv_len = store_.num_entries(s.seq_id),
@@ -93,8 +127,12 @@ void FullCacheManager::store(int32_t layer, const ConstTensorView& k, const Cons
 
 AttentionView FullCacheManager::view(int32_t layer, const Selection& selection) {
     const PagedKvCache& cache = store_.layer_cache(layer);
+    SE_CHECK(resident_.empty() || selection.kind == SelectionKind::kFull,
+             "a sparse selection over a pruned prefix");
     switch (selection.kind) {
         case SelectionKind::kFull:
+            // A pruned prefix has holes: read its resident entries by list.
+            if (!resident_.empty()) return {.payload = views_.listed(cache, seqs_, resident_)};
             break;
         case SelectionKind::kEntries:
             return {.payload = views_.gather(cache, seqs_, selection)};
@@ -133,18 +171,16 @@ AdmissionCost FullCacheManager::admission_cost(const PrefixQuery& query, int32_t
     const int32_t bs = store_.layout().block_size;
     AdmissionCost cost;
     int64_t pinned = 0;
-    int64_t hit_blocks = 0;
     if (radix_) {
         const RadixMatch m = radix_->peek(query.ns, query.tokens, usable_prefix(query));
         cost.hit_tokens = m.num_tokens;
-        hit_blocks = static_cast<int64_t>(m.blocks.size());
         // Cached blocks nobody uses count as available until this sequence pins them.
         pinned = radix_->count_evictable(m.blocks);
     }
     cost.first_chunk =
         std::min<int32_t>(max_chunk, static_cast<int32_t>(query.tokens.size()) - cost.hit_tokens);
-    const int64_t total_blocks = (cost.hit_tokens + cost.first_chunk + bs - 1) / bs;
-    cost.blocks = total_blocks - hit_blocks + pinned;
+    // The hit is whole blocks (or a pruned prefix), so new tokens start a fresh block.
+    cost.blocks = (cost.first_chunk + bs - 1) / bs + pinned;
     return cost;
 }
 

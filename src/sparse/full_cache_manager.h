@@ -22,9 +22,16 @@ namespace se {
 Expected<PagedKvStore> make_full_kv_store(const MethodContext& context,
                                           int64_t extra_bytes_per_block = 0);
 
+struct FullCacheOptions {
+    bool enable_prefix_caching = true;
+    // The method reads every resident entry (full selections only) and keeps no per-block state,
+    // so Prefix-Cache Pruning may leave holes in its cached prefixes.
+    bool allow_pruning = false;
+};
+
 class FullCacheManager : public CacheManager, private MemoryOracle {
   public:
-    FullCacheManager(Ops& ops, PagedKvStore store, bool enable_prefix_caching);
+    FullCacheManager(Ops& ops, PagedKvStore store, FullCacheOptions options);
 
     CacheCapacity capacity() const override;
     const MemoryOracle& oracle() const override { return *this; }
@@ -37,6 +44,13 @@ class FullCacheManager : public CacheManager, private MemoryOracle {
     void release(SeqId seq) override;
     void flush_prefix_cache() override;
     RadixCacheStats prefix_cache_stats() const override;
+    RadixCache* radix_cache() override { return radix_.get(); }
+    bool supports_pruning() const override { return radix_ && options_.allow_pruning; }
+
+    // Starts `seq` on the cached whole-block prefix of `tokens` (all of it that is cached, a
+    // pruned one too) without counting a prefix-cache query; returns the tokens it covers.
+    int32_t attach_cached(SeqId seq, uint64_t ns, std::span<const int32_t> tokens);
+    PagedKvStore& mutable_kv() { return store_; }
 
     // The step's per-sequence metadata (plan order) and the slot of each new token.
     std::span<const PagedSeq> step_seqs() const { return seqs_; }
@@ -54,15 +68,20 @@ class FullCacheManager : public CacheManager, private MemoryOracle {
     int64_t step_cost(SeqId seq, int32_t num_new_tokens) const override;
     int64_t release_gain(SeqId seq) const override;
 
+    void attach_match(SeqId seq, const RadixMatch& m);
     // Longest prefix worth reusing: whole blocks, leaving at least one token to compute.
     int32_t usable_prefix(const PrefixQuery& query) const;
 
     Ops& ops_;
     PagedKvStore store_;
+    FullCacheOptions options_;
     std::unique_ptr<RadixCache> radix_;  // null when prefix caching is off
     // Layout of the current step.
     std::vector<int64_t> slots_;  // i64 [num_tokens] where each new entry goes
     std::vector<PagedSeq> seqs_;  // per sequence of the step
+    // Per sequence of the step, its resident entries; empty unless some sequence has holes.
+    std::vector<std::vector<int32_t>> resident_;
+    std::vector<int32_t> positions_scratch_;
     ViewBuilder views_;
 };
 

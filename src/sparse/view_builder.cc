@@ -48,6 +48,20 @@ PagedKvGather ViewBuilder::gather(const PagedKvCache& cache, std::span<const Pag
     return {.cache = &cache, .seqs = gather_seqs_};
 }
 
+PagedKvGather ViewBuilder::listed(const PagedKvCache& cache, std::span<const PagedSeq> seqs,
+                                  std::span<const std::vector<int32_t>> resident) {
+    SE_CHECK(resident.size() == seqs.size(), "%zu entry lists for %zu sequences", resident.size(),
+             seqs.size());
+    gather_seqs_.clear();
+    for (size_t s = 0; s < seqs.size(); ++s) {
+        gather_seqs_.push_back({.q_start = seqs[s].q_start,
+                                .q_len = seqs[s].q_len,
+                                .block_table = seqs[s].block_table,
+                                .lists = resident.subspan(s, 1)});
+    }
+    return {.cache = &cache, .seqs = gather_seqs_};
+}
+
 PagedKvRead ViewBuilder::pages(const PagedKvCache& cache, std::span<const PagedSeq> seqs,
                                const Selection& selection) {
     SE_CHECK(

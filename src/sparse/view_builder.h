@@ -19,6 +19,12 @@ class ViewBuilder {
     PagedKvGather gather(const PagedKvCache& cache, std::span<const PagedSeq> seqs,
                          const Selection& selection);
 
+    // A full read where sequence i reads exactly resident[i] (ascending entry ids, its own new
+    // entries last): for sequences with holes (a pruned cached prefix). `resident` must outlive
+    // the payload.
+    PagedKvGather listed(const PagedKvCache& cache, std::span<const PagedSeq> seqs,
+                         std::span<const std::vector<int32_t>> resident);
+
     // kPages -> a paged read whose block tables hold the listed pages; the last listed page
     // keeps its fill (kv_len counts every other page as full).
     PagedKvRead pages(const PagedKvCache& cache, std::span<const PagedSeq> seqs,

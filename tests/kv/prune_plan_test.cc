@@ -132,4 +132,16 @@ TEST(PrunePlanTest, BadRequestsNameTheField) {
 }
 
 }  // namespace
+TEST(PrunePlanTest, BlocksPrunedBeforeSplitTheRangesAndLeaveTheBudget) {
+    PruneRequest r = request({{.begin = 0, .end = 80}}, std::nullopt, 0.5);
+    r.pruned_blocks = {1, 4};  // [16, 32) and [64, 80)
+    auto plan = align_prune_ranges(r);
+    ASSERT_TRUE(plan.ok()) << plan.status().to_string();
+    EXPECT_EQ(plan->ranges, (std::vector<TokenRange>{{0, 16}, {32, 64}}));
+    EXPECT_EQ(plan->already_pruned, 32);
+    EXPECT_EQ(plan->eligible, 48);
+    EXPECT_EQ(plan->keep, 24);
+    EXPECT_FALSE(plan->shrunk);
+}
+
 }  // namespace se

@@ -94,11 +94,14 @@ void attention_gather(const ConstTensorView& q, const PagedKvGather& kv, const A
             const std::vector<int32_t>& entries = seq.lists[seq.lists.size() == 1 ? 0 : g];
             gather_head(*kv.cache, seq, entries, g, gathered);
             for (int32_t i = 0; i < seq.q_len; ++i) {
+                // Causal over the list: the last q_len listed entries are the step's own rows.
+                const int64_t visible = std::max<int64_t>(
+                    0, static_cast<int64_t>(entries.size()) - (seq.q_len - 1 - i));
                 for (int32_t t = 0; t < group; ++t) {
                     const int64_t col = int64_t{g * group + t} * args.head_dim;
-                    attend_gathered(q.f32() + (seq.q_start + i) * q.cols + col, gathered,
-                                    static_cast<int64_t>(entries.size()), args.head_dim, args.scale,
-                                    scores, out.f32_row(seq.q_start + i) + col);
+                    attend_gathered(q.f32() + (seq.q_start + i) * q.cols + col, gathered, visible,
+                                    args.head_dim, args.scale, scores,
+                                    out.f32_row(seq.q_start + i) + col);
                 }
             }
         }

@@ -58,9 +58,12 @@ void attend_one(const ConstTensorView& q, const PagedKvCache& cache, const Paged
 void attend_listed(const ConstTensorView& q, const PagedKvCache& cache, const GatherSeq& seq,
                    const AttentionArgs& args, int32_t i, int32_t h, float* out) {
     const int32_t kv_head = h / (args.num_heads / args.num_kv_heads);
-    const std::vector<int32_t>& entries = seq.lists[seq.lists.size() == 1 ? 0 : kv_head];
+    const std::vector<int32_t>& listed = seq.lists[seq.lists.size() == 1 ? 0 : kv_head];
+    // Causal over the list: the last q_len listed entries are the step's own rows.
+    const auto visible = static_cast<int64_t>(listed.size()) - (seq.q_len - 1 - i);
     std::fill(out, out + args.head_dim, 0.0f);
-    if (entries.empty()) return;
+    if (visible <= 0) return;
+    const std::span<const int32_t> entries(listed.data(), static_cast<size_t>(visible));
     const PagedSeq paged{.block_table = seq.block_table};
     const float* qv = q.f32() + (seq.q_start + i) * q.cols + int64_t{h} * args.head_dim;
     std::vector<double> scores(entries.size());

@@ -15,8 +15,10 @@ Expected<Method> create_dense(const MethodContext& context) {
     SE_RETURN_IF_ERROR(check_known_knobs("dense", context.knobs, {}));
     SE_ASSIGN_OR_RETURN(PagedKvStore store, make_full_kv_store(context));
     return Method{.runtime = std::make_unique<DenseRuntime>(),
-                  .cache = std::make_unique<FullCacheManager>(context.ops, std::move(store),
-                                                              context.enable_prefix_caching)};
+                  .cache = std::make_unique<FullCacheManager>(
+                      context.ops, std::move(store),
+                      FullCacheOptions{.enable_prefix_caching = context.enable_prefix_caching,
+                                       .allow_pruning = true})};
 }
 
 const MethodRegistration kRegistration{"dense", &create_dense};

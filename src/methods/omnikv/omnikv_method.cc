@@ -120,8 +120,9 @@ Expected<Method> create_omnikv(const MethodContext& context) {
     }
     SE_ASSIGN_OR_RETURN(OmniKvLayerPlan layers, parse_layers(knobs, context.model.num_layers));
     SE_ASSIGN_OR_RETURN(PagedKvStore store, make_full_kv_store(context));
-    auto cache = std::make_unique<FullCacheManager>(context.ops, std::move(store),
-                                                    context.enable_prefix_caching);
+    auto cache = std::make_unique<FullCacheManager>(
+        context.ops, std::move(store),
+        FullCacheOptions{.enable_prefix_caching = context.enable_prefix_caching});
     auto runtime = std::make_unique<OmniKvRuntime>(k, std::move(layers), *cache);
     return Method{.runtime = std::move(runtime), .cache = std::move(cache)};
 }

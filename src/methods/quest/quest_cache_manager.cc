@@ -13,7 +13,8 @@ int64_t QuestCacheManager::summary_bytes_per_block(int32_t num_layers,
 
 QuestCacheManager::QuestCacheManager(Ops& ops, PagedKvStore store, int32_t num_layers,
                                      bool enable_prefix_caching)
-    : FullCacheManager(ops, std::move(store), enable_prefix_caching),
+    : FullCacheManager(ops, std::move(store),
+                       FullCacheOptions{.enable_prefix_caching = enable_prefix_caching}),
       num_layers_(num_layers),
       num_blocks_(kv().pool().num_blocks()),
       num_kv_heads_(kv().layout().num_kv_heads),
