@@ -54,8 +54,7 @@ Expected<RequestId> Engine::add_request(std::vector<int32_t> prompt, SamplingPar
                         most_tokens, kv_capacity_tokens()));
     }
     const RequestId id = next_id_++;
-    const std::string salted = fmt::format("{}|{}", cache_ns_base_, options.cache_salt);
-    const uint64_t cache_ns = XXH3_64bits(salted.data(), salted.size());
+    const uint64_t cache_ns = cache_namespace(options.cache_salt);
     std::optional<ChainStart> chain;
     if (!options.chain_id.empty()) {
         auto started = begin_chain(options.chain_id, cache_ns, prompt, id);
@@ -86,6 +85,11 @@ Expected<RequestId> Engine::add_request(std::string_view prompt, SamplingParams 
     SE_ASSIGN_OR_RETURN(std::vector<int32_t> ids,
                         tokenizer_->encode(prompt, {.add_special_tokens = true}));
     return add_request(std::move(ids), std::move(params), std::move(options));
+}
+
+uint64_t Engine::cache_namespace(const std::string& cache_salt) const {
+    const std::string salted = fmt::format("{}|{}", cache_ns_base_, cache_salt);
+    return XXH3_64bits(salted.data(), salted.size());
 }
 
 PrefixQuery Engine::prefix_query(const Sequence& seq) const {
@@ -122,6 +126,8 @@ void Engine::apply_queue_moves(const ScheduledStep& step) {
 }
 
 void Engine::step() {
+    // Pruning jobs run between batches, so no request reads a block while it moves.
+    if (!prune_queue_.empty()) run_prune_job();
     std::optional<ScheduledStep> step = scheduler_->plan();
     if (!step) return;
     apply_queue_moves(*step);

@@ -7,9 +7,11 @@
 //     -> publish prompt KV to the prefix cache -> release finished sequences -> metrics
 #pragma once
 
+#include <deque>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -21,9 +23,11 @@
 #include "engine/engine_stats.h"
 #include "engine/metrics/engine_metrics.h"
 #include "engine/model_runner.h"
+#include "engine/prune_job.h"
 #include "engine/request.h"
 #include "engine/scheduler.h"
 #include "engine/sequence.h"
+#include "kv/prefix_pruner.h"
 #include "model/decoder_model.h"
 #include "model/model_loader.h"
 #include "sparse/method_registry.h"
@@ -77,7 +81,7 @@ class Engine {
 
     // Runs one step; a no-op when there is no work.
     void step();
-    bool has_work() const { return scheduler_->has_work(); }
+    bool has_work() const { return scheduler_->has_work() || !prune_queue_.empty(); }
 
     // Outputs of requests that finished since the last call.
     std::vector<RequestOutput> take_finished();
@@ -100,6 +104,23 @@ class Engine {
     Status release_chain(const std::string& id);
     ChainCacheStats chain_stats() const { return chains_->stats(); }
 
+    // Operations on a cached prefix (the token ids its requests sent, with their cache salt);
+    // failed_precondition when the method keeps no prefix cache, not_found (delete, priority)
+    // when the prefix's whole blocks are not all cached.
+    Expected<RadixInspection> inspect_prefix(std::span<const int32_t> tokens,
+                                             const std::string& cache_salt = {}) const;
+    Expected<int32_t> delete_prefix_subtree(std::span<const int32_t> tokens,
+                                            const std::string& cache_salt = {});
+    Expected<int32_t> set_prefix_priority(std::span<const int32_t> tokens,
+                                          const std::string& cache_salt, EvictionPriority priority);
+
+    // Queues a Prefix-Cache Pruning job (engine/prune_job.h), which runs at the start of the
+    // next step; returns its id. Refused (nothing queued) when the method cannot prune or the
+    // request is malformed; everything that depends on the cache is reported by the job.
+    Expected<int64_t> submit_prune(PruneJobRequest request);
+    // A job's state and result; nullopt for an unknown (or long forgotten) id.
+    std::optional<PruneJobResult> prune_job(int64_t id) const;
+
   private:
     explicit Engine(const EngineConfig& config) : config_(config) {}
     Status init();
@@ -113,6 +134,14 @@ class Engine {
     void drop_chain_of(Sequence& seq);
     void reclaim_idle_chains(int64_t blocks_needed);
     PrefixQuery prefix_query(const Sequence& seq) const;
+    uint64_t cache_namespace(const std::string& cache_salt) const;
+    // Prefix-Cache Pruning (engine_prune.cc).
+    Expected<RadixCache*> prefix_cache() const;
+    void run_prune_job();
+    Status prune(const PruneJobRequest& request, PruneJobResult& result);
+    Expected<std::vector<float>> score_for_prune(const PruneJobRequest& request,
+                                                 const PrefixPruneTarget& target,
+                                                 const PrunePlan& plan);
     void apply_queue_moves(const ScheduledStep& step);
     void after_forward(const ScheduledStep& step, StepLogits& out, double seconds);
     void finish(Sequence& seq);
@@ -136,6 +165,9 @@ class Engine {
     std::unique_ptr<Scheduler> scheduler_;
     std::map<RequestId, std::unique_ptr<Sequence>> seqs_;
     std::vector<RequestOutput> finished_;
+    std::deque<std::pair<int64_t, PruneJobRequest>> prune_queue_;
+    std::map<int64_t, PruneJobResult> prune_jobs_;
+    int64_t next_prune_id_ = 1;
     RequestId next_id_ = 1;
     EngineStats stats_;
     EngineMetrics metrics_;

@@ -13,6 +13,12 @@ int32_t prefix_blocks(const PrefixPruneTarget& t) {
     return static_cast<int32_t>(t.tokens.size()) / t.radix.block_size();
 }
 
+// Blocks up to the end of the last range: all the plan touches (the blocks after it may have
+// left the cache since the plan was made).
+int32_t range_blocks(const PrefixPruneTarget& t, const PrunePlan& plan) {
+    return plan.ranges.empty() ? 0 : plan.ranges.back().end / t.radix.block_size();
+}
+
 }  // namespace
 
 Expected<std::vector<int32_t>> pruned_blocks(const PrefixPruneTarget& t) {
@@ -27,7 +33,7 @@ Expected<std::vector<int32_t>> pruned_blocks(const PrefixPruneTarget& t) {
 
 Status check_no_reader(const PrefixPruneTarget& t, const PrunePlan& plan) {
     SE_ASSIGN_OR_RETURN(std::vector<RadixPathNode> path,
-                        t.radix.path(t.ns, t.tokens, prefix_blocks(t)));
+                        t.radix.path(t.ns, t.tokens, range_blocks(t, plan)));
     const int32_t bs = t.radix.block_size();
     for (const TokenRange& r : plan.ranges) {
         for (int32_t b = r.begin / bs; b < r.end / bs; ++b) {
@@ -44,7 +50,7 @@ Status check_no_reader(const PrefixPruneTarget& t, const PrunePlan& plan) {
 Expected<int32_t> apply_prune(const PrefixPruneTarget& t, const PrunePlan& plan) {
     SE_RETURN_IF_ERROR(check_no_reader(t, plan));
     SE_ASSIGN_OR_RETURN(std::vector<RadixPathNode> path,
-                        t.radix.path(t.ns, t.tokens, prefix_blocks(t)));
+                        t.radix.path(t.ns, t.tokens, range_blocks(t, plan)));
     const int32_t bs = t.radix.block_size();
     int32_t freed = 0;
     auto kept_it = plan.kept.begin();
@@ -76,7 +82,6 @@ Expected<int32_t> apply_prune(const PrefixPruneTarget& t, const PrunePlan& plan)
         }
         const auto num_kept_blocks = static_cast<size_t>((from.size() + bs - 1) / bs);
         const std::span<const int32_t> segment(blocks.data(), num_kept_blocks);
-        for (int32_t b : segment) t.store.pool().ref(b);
         t.radix.make_segment(nodes, segment, rows, slots);
         freed += static_cast<int32_t>(blocks.size() - num_kept_blocks);
     }

@@ -37,7 +37,8 @@ Expected<std::vector<int32_t>> pruned_blocks(const PrefixPruneTarget& target);
 Status check_no_reader(const PrefixPruneTarget& target, const PrunePlan& plan);
 
 // Applies `plan` (every range over unpruned nodes, kept chosen) and returns the blocks freed.
-// Fails, changing nothing, when the prefix is not cached or a range has a reader.
+// Fails, changing nothing, when the prefix up to the last range is not cached or a range has a
+// reader.
 Expected<int32_t> apply_prune(const PrefixPruneTarget& target, const PrunePlan& plan);
 
 }  // namespace se

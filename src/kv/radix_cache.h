@@ -131,10 +131,10 @@ class RadixCache {
     // cached.
     Expected<std::vector<RadixPathNode>> path(uint64_t ns, std::span<const int32_t> tokens,
                                               int32_t num_blocks) const;
-    // Turns unpruned, unused path nodes into one pruned segment. The segment takes over the
-    // caller's reference on each of `segment_blocks`; resident[i] lists, ascending, the rows of
-    // nodes[i]'s token block that stay and slots[i] where each now lives. The nodes' own blocks
-    // are released.
+    // Turns unpruned, unused path nodes into one pruned segment. The segment takes a reference
+    // on each of `segment_blocks` (which may be some of the nodes' own blocks); resident[i]
+    // lists, ascending, the rows of nodes[i]'s token block that stay and slots[i] where each now
+    // lives. The nodes' own blocks are released.
     void make_segment(std::span<const int32_t> nodes, std::span<const int32_t> segment_blocks,
                       std::span<const std::vector<int32_t>> resident,
                       std::span<const std::vector<int64_t>> slots);

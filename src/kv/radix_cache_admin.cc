@@ -96,6 +96,13 @@ void RadixCache::make_segment(std::span<const int32_t> nodes,
                               std::span<const std::vector<int32_t>> resident,
                               std::span<const std::vector<int64_t>> slots) {
     SE_CHECK(nodes.size() == resident.size() && nodes.size() == slots.size());
+    for (int32_t id : nodes) {
+        const Node& n = nodes_[id];
+        SE_CHECK(n.live && n.depth >= 0 && !n.pruned && !in_use(n),
+                 "only unpruned, unused nodes become a segment");
+    }
+    // Taken before the nodes let go of their own blocks: the segment may reuse some of them.
+    for (int32_t b : segment_blocks) pool_.ref(b);
     int32_t segment = -1;
     if (!segment_blocks.empty()) {
         if (!free_segments_.empty()) {
@@ -111,8 +118,6 @@ void RadixCache::make_segment(std::span<const int32_t> nodes,
     }
     for (size_t i = 0; i < nodes.size(); ++i) {
         Node& n = nodes_[nodes[i]];
-        SE_CHECK(n.live && n.depth >= 0 && !n.pruned && !in_use(n),
-                 "only unpruned, unused nodes become a segment");
         SE_CHECK(resident[i].size() == slots[i].size());
         stats_.num_pruned_entries += block_size_ - static_cast<int64_t>(resident[i].size());
         pool_.unref(n.block);
@@ -126,7 +131,6 @@ void RadixCache::make_segment(std::span<const int32_t> nodes,
             ++segments_[segment].num_nodes;
         }
     }
-    // After the nodes let go of their own blocks: a segment may reuse some of them.
     for (int32_t b : segment_blocks) held_[b] = true;
     // Blocks no node reads (every kept entry fitted in fewer blocks) go back at once.
     if (segment >= 0 && segments_[segment].num_nodes == 0) {

@@ -21,6 +21,8 @@ class SparseController final : public LayerAttention {
     SparseController(Ops& ops, MethodRuntime& runtime, CacheManager& cache, AttentionArgs args)
         : ops_(ops), runtime_(runtime), cache_(cache), args_(args) {}
 
+    const AttentionArgs& args() const { return args_; }
+
     // Reserves KV room for the plan (all or nothing) and starts the step.
     Status begin_step(const StepPlan& plan);
     // Ends the step begun by begin_step: the runtime's eviction plan is applied.

@@ -116,4 +116,73 @@ TEST(RadixCacheTest, BranchesShareTheirCommonPrefix) {
 }
 
 }  // namespace
+// Caches tokens [0, n) of ns 1 from blocks only the cache holds (the sequence let go).
+std::vector<int32_t> cache_alone(BlockPool& pool, RadixCache& cache,
+                                 const std::vector<int32_t>& t) {
+    const auto blocks = own_blocks(pool, static_cast<int32_t>(t.size()));
+    cache.insert(1, t, blocks);
+    pool.unref_all(blocks);
+    return blocks;
+}
+
+TEST(RadixCacheTest, PreferEvictLeavesFirstAndPinnedNeverByEviction) {
+    BlockPool pool(16);
+    RadixCache cache(pool, kBs);
+    const auto a = iota_tokens(8, 0);
+    const auto b = iota_tokens(8, 100);
+    cache_alone(pool, cache, a);  // older
+    cache_alone(pool, cache, b);
+    ASSERT_TRUE(cache.set_priority(1, b, EvictionPriority::kPreferEvict).ok());
+    EXPECT_EQ(cache.evict(2), 2);
+    EXPECT_EQ(cache.peek(1, b, 8).num_tokens, 0);  // b went first although newer
+    EXPECT_EQ(cache.peek(1, a, 8).num_tokens, 8);
+
+    ASSERT_TRUE(cache.set_priority(1, a, EvictionPriority::kPinned).ok());
+    EXPECT_EQ(cache.num_evictable_blocks(), 0);
+    cache.flush();
+    EXPECT_EQ(cache.peek(1, a, 8).num_tokens, 8);
+    EXPECT_EQ(cache.inspect(1, a).num_pinned, 2);
+    // delete_subtree removes pinned nodes too.
+    EXPECT_EQ(cache.delete_subtree(1, a).value(), 1);  // the node ending [0, 8) and below
+    EXPECT_EQ(cache.peek(1, a, 8).num_tokens, 4);
+    EXPECT_EQ(cache.delete_subtree(1, iota_tokens(3)).status().code(), StatusCode::kNotFound);
+}
+
+TEST(RadixCacheTest, APrunedSegmentKeepsTheKeyListsResidentEntriesAndFreesWithItsLastNode) {
+    BlockPool pool(16);
+    RadixCache cache(pool, kBs);
+    const auto t = iota_tokens(16);
+    const auto blocks = cache_alone(pool, cache, t);  // 4 nodes
+    const int32_t free_before = pool.num_free();
+    // Nodes 1 and 2 keep positions 5 and 10, 11 packed into node 1's block.
+    auto path = cache.path(1, t, 4);
+    ASSERT_TRUE(path.ok());
+    const int64_t b1 = blocks[1];
+    cache.make_segment(std::vector<int32_t>{(*path)[1].node, (*path)[2].node},
+                       std::vector<int32_t>{blocks[1]},
+                       std::vector<std::vector<int32_t>>{{1}, {2, 3}},
+                       std::vector<std::vector<int64_t>>{{b1 * kBs}, {b1 * kBs + 1, b1 * kBs + 2}});
+    EXPECT_EQ(pool.num_free(), free_before + 1);  // block 2 returned
+    EXPECT_EQ(cache.stats().num_pruned_entries, 5);
+
+    const RadixMatch m = cache.peek(1, t, 16);
+    EXPECT_EQ(m.num_tokens, 16);  // the key is unchanged
+    EXPECT_TRUE(m.pruned);
+    EXPECT_EQ(m.blocks, (std::vector<int32_t>{blocks[0], blocks[1], blocks[3]}));
+    EXPECT_EQ(m.positions, (std::vector<int32_t>{0, 1, 2, 3, 5, 10, 11, 12, 13, 14, 15}));
+    EXPECT_EQ(m.slots[4], b1 * kBs);
+    EXPECT_EQ(m.slots[6], b1 * kBs + 2);
+    const RadixInspection seen = cache.inspect(1, t);
+    EXPECT_TRUE(seen.quality_degraded);
+    EXPECT_EQ(seen.num_resident_entries, 11);
+    EXPECT_EQ(seen.pruned, (std::vector<TokenRange>{{4, 5}, {6, 10}}));
+
+    // Leaves go first: node 3, then node 2 (the segment stays for node 1), then node 1 frees it.
+    EXPECT_EQ(cache.evict(1), 1);
+    EXPECT_EQ(cache.evict(1), 1);
+    EXPECT_EQ(cache.peek(1, t, 16).num_tokens, 4);
+    EXPECT_EQ(pool.ref_count(blocks[1]), 0);
+    EXPECT_EQ(pool.num_free(), 16 - 1);
+}
+
 }  // namespace se

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "engine/engine.h"
+#include "support/methods/engine_runs.h"
 #include "support/methods/method_harness.h"
 #include "support/test_files.h"
 
@@ -24,46 +25,14 @@ constexpr int32_t kOutput = 6;  // tokens per turn
 
 EngineConfig chain_config(const TempDir& dir, const std::string& method,
                           const nlohmann::json& knobs) {
-    EngineConfig ec;
-    // The harness model and weights (seed 1), so the reference computes the same thing.
-    ec.load = {.model = dir.path().string(), .load_format = "dummy", .dtype = "float32", .seed = 1};
-    ec.sparse_method = method;
-    ec.sparse_config = knobs;
-    ec.kv_cache_memory_bytes = int64_t{64} << 20;
-    ec.num_threads = 1;
-    ec.scheduler.prefill_chunk_size = kChunk;
-    return ec;
+    return harness_engine_config(dir, method, knobs, kChunk);
 }
 
-std::unique_ptr<Engine> make_engine(const EngineConfig& ec) {
-    auto engine = Engine::create(ec);
-    SE_CHECK(engine.ok(), "%s", engine.status().to_string().c_str());
-    return std::move(engine).value();
-}
-
-SamplingParams greedy(int32_t max_tokens = kOutput) {
-    SamplingParams p;
-    p.temperature = 0.0f;
-    p.ignore_eos = true;
-    p.max_tokens = max_tokens;
-    return p;
-}
-
-// Runs one request to completion (other requests may run beside it).
 Expected<RequestOutput> run_one(Engine& engine, std::vector<int32_t> prompt,
                                 const std::string& chain_id, const std::string& salt = "",
                                 int32_t max_tokens = kOutput) {
-    SE_ASSIGN_OR_RETURN(
-        const RequestId id,
-        engine.add_request(std::move(prompt), greedy(max_tokens),
-                           {.on_delta = {}, .cache_salt = salt, .chain_id = chain_id}));
-    while (true) {
-        SE_CHECK(engine.has_work(), "request %lld vanished", static_cast<long long>(id));
-        engine.step();
-        for (RequestOutput& out : engine.take_finished()) {
-            if (out.id == id) return out;
-        }
-    }
+    return run_to_end(engine, std::move(prompt), greedy(max_tokens),
+                      {.on_delta = {}, .cache_salt = salt, .chain_id = chain_id});
 }
 
 RequestOutput must_run(Engine& engine, std::vector<int32_t> prompt, const std::string& chain_id,
@@ -190,9 +159,9 @@ TEST_F(ChainOutcomeTest, AnotherFingerprintInvalidatesTheChain) {
 
 TEST_F(ChainOutcomeTest, ABusyChainRefusesASecondRequest) {
     const std::vector<int32_t> prompt = random_tokens(8, 80, kVocab);
-    auto first = engine_->add_request(prompt, greedy(), {.chain_id = "c"});
+    auto first = engine_->add_request(prompt, greedy(kOutput), {.chain_id = "c"});
     ASSERT_TRUE(first.ok());
-    auto second = engine_->add_request(prompt, greedy(), {.chain_id = "c"});
+    auto second = engine_->add_request(prompt, greedy(kOutput), {.chain_id = "c"});
     ASSERT_FALSE(second.ok());
     EXPECT_EQ(second.status().code(), StatusCode::kFailedPrecondition);
     EXPECT_NE(second.status().message().find("busy"), std::string::npos);
@@ -211,7 +180,7 @@ TEST_F(ChainOutcomeTest, ACancelledOwnerFreesTheChain) {
     const std::vector<int32_t> first = random_tokens(9, 100, kVocab);
     const RequestOutput turn1 = must_run(*engine_, first, "c");
     const std::vector<int32_t> second = next_turn(first, turn1, 10, 20);
-    auto id = engine_->add_request(second, greedy(), {.chain_id = "c"});
+    auto id = engine_->add_request(second, greedy(kOutput), {.chain_id = "c"});
     ASSERT_TRUE(id.ok());
     engine_->step();
     engine_->abort(*id);
@@ -239,7 +208,8 @@ TEST_F(ChainOutcomeTest, AChainReclaimedOverTheCapacityIsGone) {
 
 TEST_F(ChainOutcomeTest, ChainsNeedAMethodThatEvicts) {
     auto engine = make_engine(chain_config(dir_, "dense", nlohmann::json::object()));
-    auto refused = engine->add_request(random_tokens(14, 20, kVocab), greedy(), {.chain_id = "c"});
+    auto refused =
+        engine->add_request(random_tokens(14, 20, kVocab), greedy(kOutput), {.chain_id = "c"});
     ASSERT_FALSE(refused.ok());
     EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
     EXPECT_NE(refused.status().message().find("chain_id"), std::string::npos);
@@ -308,7 +278,7 @@ TEST(ChainChurnTest, RandomChainTrafficLeaksNoBlocks) {
             case 2: {             // the next turn, queued beside whatever else is queued
                 if (active[c]) {  // the chain is busy
                     auto refused =
-                        engine->add_request(history[c], greedy(), {.chain_id = chain_id(c)});
+                        engine->add_request(history[c], greedy(kOutput), {.chain_id = chain_id(c)});
                     EXPECT_EQ(refused.status().code(), StatusCode::kFailedPrecondition);
                     break;
                 }
