@@ -8,6 +8,7 @@
 #pragma once
 
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -95,6 +96,8 @@ class Engine {
     // Prometheus text of metrics().
     std::string render_metrics() const;
     CacheCapacity cache_capacity() const { return method_.cache->capacity(); }
+    // The method's cache manager, read-only (inspection by tests and tools).
+    const CacheManager& cache_manager() const { return *method_.cache; }
     RadixCacheStats prefix_cache_stats() const { return method_.cache->prefix_cache_stats(); }
     // Drops every prefix-cache block no request uses.
     void flush_prefix_cache() { method_.cache->flush_prefix_cache(); }
@@ -139,9 +142,18 @@ class Engine {
     Expected<RadixCache*> prefix_cache() const;
     void run_prune_job();
     Status prune(const PruneJobRequest& request, PruneJobResult& result);
+    Status prune_prefix(const PruneJobRequest& request, PruneJobResult& result);
+    Status prune_chain(const PruneJobRequest& request, PruneJobResult& result);
+    // What the scoring passes of a job read: the state's tokens, the candidate positions, and
+    // how to start a temporary sequence on the state before a position (attach or fork).
+    struct PruneScoring {
+        std::span<const int32_t> tokens;
+        std::span<const int32_t> candidates;  // ascending
+        int32_t window_align = 1;             // the observation window starts at a multiple of this
+        std::function<Status(SeqId, int32_t)> start;
+    };
     Expected<std::vector<float>> score_for_prune(const PruneJobRequest& request,
-                                                 const PrefixPruneTarget& target,
-                                                 const PrunePlan& plan);
+                                                 const PruneScoring& scoring);
     void apply_queue_moves(const ScheduledStep& step);
     void after_forward(const ScheduledStep& step, StepLogits& out, double seconds);
     void finish(Sequence& seq);

@@ -7,6 +7,7 @@
 #include "engine/engine.h"
 #include "engine/prune_scorer.h"
 #include "kv/prefix_pruner.h"
+#include "sparse/full_cache_manager.h"
 
 namespace se {
 namespace {
@@ -51,9 +52,16 @@ Expected<int32_t> Engine::set_prefix_priority(std::span<const int32_t> tokens,
 }
 
 Expected<int64_t> Engine::submit_prune(PruneJobRequest request) {
-    if (!method_.cache->supports_pruning()) {
+    const bool chain = !request.chain_id.empty();
+    if (chain && !method_.cache->supports_chains()) {
         return failed_precondition(fmt::format(
-            "method {} does not support prefix-cache pruning (dense with prefix caching does)",
+            "chain_id: method {} keeps no chains (chain pruning is for methods that evict)",
+            config_.sparse_method));
+    }
+    if (!chain && !method_.cache->supports_pruning()) {
+        return failed_precondition(fmt::format(
+            "method {} does not support prefix-cache pruning (dense with prefix caching does; "
+            "methods that evict prune a chain: give chain_id)",
             config_.sparse_method));
     }
     if (request.observation_tokens < 1 || request.score_chunk_size < 1 ||
@@ -62,11 +70,12 @@ Expected<int64_t> Engine::submit_prune(PruneJobRequest request) {
             "observation_tokens and score_chunk_size must be >= 1, prev_postfix_size >= 0");
     }
     // The range checks that need no cache state, now (a bad request is refused, not queued).
-    auto checked = align_prune_ranges({.prefix_tokens = static_cast<int32_t>(request.prefix.size()),
-                                       .block_size = method_.cache->capacity().block_size,
-                                       .ranges = request.ranges,
-                                       .keep_tokens = request.keep_tokens,
-                                       .keep_ratio = request.keep_ratio});
+    auto checked =
+        align_prune_ranges({.prefix_tokens = static_cast<int32_t>(request.prefix.size()),
+                            .block_size = chain ? 1 : method_.cache->capacity().block_size,
+                            .ranges = request.ranges,
+                            .keep_tokens = request.keep_tokens,
+                            .keep_ratio = request.keep_ratio});
     if (!checked.ok()) return checked.status();
     const int64_t id = next_prune_id_++;
     prune_jobs_[id] = {.id = id};
@@ -100,6 +109,10 @@ void Engine::run_prune_job() {
 }
 
 Status Engine::prune(const PruneJobRequest& request, PruneJobResult& result) {
+    return request.chain_id.empty() ? prune_prefix(request, result) : prune_chain(request, result);
+}
+
+Status Engine::prune_prefix(const PruneJobRequest& request, PruneJobResult& result) {
     auto& cache = dynamic_cast<FullCacheManager&>(*method_.cache);
     const int32_t bs = cache.capacity().block_size;
     const auto whole = static_cast<size_t>(request.prefix.size() / bs * bs);
@@ -127,7 +140,22 @@ Status Engine::prune(const PruneJobRequest& request, PruneJobResult& result) {
         return {};
     }
     if (plan.eligible > 0) {
-        SE_ASSIGN_OR_RETURN(std::vector<float> scores, score_for_prune(request, target, plan));
+        std::vector<int32_t> candidates;
+        for (const TokenRange& r : plan.ranges) {
+            for (int32_t p = r.begin; p < r.end; ++p) candidates.push_back(p);
+        }
+        // A scoring sequence reads the cached prefix up to `position` (whole blocks).
+        auto start = [&](SeqId seq, int32_t position) -> Status {
+            const auto tokens = target.tokens.first(static_cast<size_t>(position));
+            if (cache.attach_cached(seq, target.ns, tokens) == position) return {};
+            cache.release(seq);
+            return not_found(fmt::format("the prefix cache lost tokens of [0, {})", position));
+        };
+        SE_ASSIGN_OR_RETURN(std::vector<float> scores,
+                            score_for_prune(request, {.tokens = target.tokens,
+                                                      .candidates = candidates,
+                                                      .window_align = bs,
+                                                      .start = start}));
         choose_kept(scores, plan);
         SE_ASSIGN_OR_RETURN(result.blocks_freed, apply_prune(target, plan));
     }
@@ -136,65 +164,126 @@ Status Engine::prune(const PruneJobRequest& request, PruneJobResult& result) {
     return {};
 }
 
-Expected<std::vector<float>> Engine::score_for_prune(const PruneJobRequest& request,
-                                                     const PrefixPruneTarget& target,
-                                                     const PrunePlan& plan) {
-    auto& cache = dynamic_cast<FullCacheManager&>(*method_.cache);
-    PruneScorer scorer(*model_, *controller_, cache);
-    const int32_t bs = cache.capacity().block_size;
-    const auto n = static_cast<int32_t>(target.tokens.size());
-    std::vector<int32_t> candidates;
-    for (const TokenRange& r : plan.ranges) {
-        for (int32_t p = r.begin; p < r.end; ++p) candidates.push_back(p);
+Status Engine::prune_chain(const PruneJobRequest& request, PruneJobResult& result) {
+    auto idle = chains_->idle(request.chain_id, request.prefix);
+    if (!idle.ok()) {
+        if (idle.status().message().find("busy") == std::string::npos) return idle.status();
+        result.state = PruneJobState::kBlocked;
+        result.message = "blocked: " + idle.status().message();
+        return {};
     }
-    std::vector<float> scores(candidates.size(), 0.0f);
+    const IdleChain chain = idle.value();
+    SE_ASSIGN_OR_RETURN(PrunePlan plan, align_prune_ranges({.prefix_tokens = chain.processed,
+                                                            .block_size = 1,
+                                                            .ranges = request.ranges,
+                                                            .keep_tokens = request.keep_tokens,
+                                                            .keep_ratio = request.keep_ratio}));
+    // Eligible: the positions of the ranges some layer still holds.
+    std::vector<int32_t> candidates;
+    for (int32_t layer = 0; layer < loaded_.config.num_layers; ++layer) {
+        ResidentKeys keys;
+        if (!method_.cache->resident_keys(chain.owner, layer, keys)) {
+            return failed_precondition(fmt::format(
+                "method {} keeps a set of entries per KV head; chain pruning needs one set per "
+                "layer",
+                config_.sparse_method));
+        }
+        for (int32_t p : keys.positions) {
+            const bool in_range =
+                std::any_of(plan.ranges.begin(), plan.ranges.end(),
+                            [&](const TokenRange& r) { return p >= r.begin && p < r.end; });
+            if (in_range) candidates.push_back(p);
+        }
+    }
+    std::sort(candidates.begin(), candidates.end());
+    candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
+    const auto eligible = static_cast<int32_t>(candidates.size());
+    result.ranges = plan.ranges;
+    result.already_pruned = plan.eligible - eligible;
+    result.tokens_in_ranges = eligible;
+    plan.eligible = eligible;
+    plan.keep = std::min(eligible, request.keep_tokens
+                                       ? *request.keep_tokens
+                                       : static_cast<int32_t>(eligible * *request.keep_ratio));
+    if (eligible > 0) {
+        auto start = [&](SeqId seq, int32_t position) {
+            return method_.cache->fork_prefix(chain.owner, seq, position);
+        };
+        const auto history = std::span(request.prefix).first(static_cast<size_t>(chain.processed));
+        SE_ASSIGN_OR_RETURN(
+            std::vector<float> scores,
+            score_for_prune(
+                request,
+                {.tokens = history, .candidates = candidates, .window_align = 1, .start = start}));
+        choose_kept_among(candidates, scores, plan);
+        const int32_t free_before = method_.cache->capacity().num_free_blocks;
+        method_.cache->drop_positions(chain.owner, plan.dropped);
+        result.blocks_freed = method_.cache->capacity().num_free_blocks - free_before;
+        chains_->resize(request.chain_id, method_.cache->oracle().release_gain(chain.owner));
+    }
+    result.kept = plan.keep;
+    result.freed = eligible - plan.keep;
+    return {};
+}
+
+Expected<std::vector<float>> Engine::score_for_prune(const PruneJobRequest& request,
+                                                     const PruneScoring& s) {
+    PruneScorer scorer(*model_, *controller_, *method_.cache);
+    const auto n = static_cast<int32_t>(s.tokens.size());
+    std::vector<float> scores(s.candidates.size(), 0.0f);
     const SeqId seq = next_id_++;
+    // One pass: a sequence started on the state before `context_len`, then the queries.
+    auto pass = [&](int32_t context_len, std::span<const int32_t> queries, size_t first,
+                    size_t count, RowReduction rows) -> Status {
+        SE_RETURN_IF_ERROR(s.start(seq, context_len));
+        Status run = scorer.run({.seq = seq,
+                                 .context_len = context_len,
+                                 .queries = queries,
+                                 .candidates = s.candidates.subspan(first, count),
+                                 .rows = rows},
+                                std::span(scores).subspan(first, count));
+        method_.cache->release(seq);
+        return run;
+    };
     if (request.policy == PrunePolicy::kSnapKvGlobal) {
-        // The window: the last observation_tokens of the prefix (from a block start), never
-        // reaching into a range.
-        const int32_t last_end = plan.ranges.back().end;
-        const int32_t start = std::max(last_end, (n - request.observation_tokens) / bs * bs);
+        // The window: the last observation_tokens of the state (from an aligned start), after
+        // every candidate.
+        const int32_t after = s.candidates.back() + 1;
+        const int32_t aligned_after =
+            (after + s.window_align - 1) / s.window_align * s.window_align;
+        const int32_t start = std::max(
+            aligned_after, (n - request.observation_tokens) / s.window_align * s.window_align);
         if (start >= n) {
             return invalid_argument(fmt::format(
-                "no observation window: the ranges reach the end of the cached prefix ({} "
-                "tokens); leave at least one block after them",
+                "no observation window: the ranges reach the end of the {} cached tokens; leave "
+                "some after them",
                 n));
         }
-        SE_RETURN_IF_ERROR(scorer.run(seq,
-                                      {.ns = target.ns,
-                                       .context = target.tokens.first(start),
-                                       .queries = target.tokens.subspan(start),
-                                       .candidates = candidates,
-                                       .rows = RowReduction::kMean},
-                                      scores));
+        SE_RETURN_IF_ERROR(
+            pass(start, s.tokens.subspan(start), 0, s.candidates.size(), RowReduction::kMean));
         return scores;
     }
-    // kvzip_global: replay each range in chunks after the instruction, with a little of what
-    // came before it.
+    // kvzip_global: the state replayed after the instruction, in chunks of candidates, each with
+    // a little of what came before it.
     std::vector<int32_t> instruction;
     if (tokenizer_) {
         SE_ASSIGN_OR_RETURN(instruction,
                             tokenizer_->encode(kRepeatInstruction, {.add_special_tokens = false}));
     }
-    size_t first = 0;
-    for (const TokenRange& r : plan.ranges) {
-        for (int32_t begin = r.begin; begin < r.end; begin += request.score_chunk_size) {
-            const int32_t end = std::min(r.end, begin + request.score_chunk_size);
-            const int32_t from = std::max(0, begin - request.prev_postfix_size);
-            std::vector<int32_t> queries = instruction;
-            queries.insert(queries.end(), target.tokens.begin() + from,
-                           target.tokens.begin() + end);
-            const auto count = static_cast<size_t>(end - begin);
-            SE_RETURN_IF_ERROR(
-                scorer.run(seq,
-                           {.ns = target.ns,
-                            .context = target.tokens,
-                            .queries = queries,
-                            .candidates = std::span(candidates).subspan(first, count),
-                            .rows = RowReduction::kMax},
-                           std::span(scores).subspan(first, count)));
-            first += count;
+    for (size_t first = 0; first < s.candidates.size();) {
+        const int32_t begin = s.candidates[first];
+        size_t count = 0;
+        while (first + count < s.candidates.size() &&
+               s.candidates[first + count] < begin + request.score_chunk_size) {
+            ++count;
         }
+        const int32_t end = s.candidates[first + count - 1] + 1;
+        std::vector<int32_t> queries = instruction;
+        queries.insert(queries.end(),
+                       s.tokens.begin() + std::max(0, begin - request.prev_postfix_size),
+                       s.tokens.begin() + end);
+        SE_RETURN_IF_ERROR(pass(n, queries, first, count, RowReduction::kMax));
+        first += count;
     }
     return scores;
 }

@@ -33,9 +33,14 @@ enum class PrunePolicy : uint8_t {
 Expected<PrunePolicy> parse_prune_policy(std::string_view name);
 std::string_view prune_policy_name(PrunePolicy policy);
 
+// What is pruned: a cached prefix of the radix prefix cache (methods that keep the whole
+// history: whole blocks, ranges shrunk to blocks), or, with chain_id, the state an IDLE Chain
+// Cache chain retained (methods that evict: any token range; `prefix` must begin with the
+// tokens the chain processed, and only positions the state still holds count).
 struct PruneJobRequest {
-    std::vector<int32_t> prefix;  // token ids of the cached prefix (its whole blocks count)
-    std::string cache_salt;       // the salt its requests used
+    std::vector<int32_t> prefix;  // token ids of the cached prefix or the chain's history
+    std::string cache_salt;       // the salt its requests used (prefix cache)
+    std::string chain_id;         // prune this chain's state instead
     std::vector<TokenRange> ranges;
     std::optional<int32_t> keep_tokens;  // exactly one of keep_tokens and keep_ratio
     std::optional<double> keep_ratio;

@@ -33,6 +33,31 @@ ChainCache::Digest ChainCache::digest_of(std::span<const int32_t> tokens) {
     return {.low = h.low64, .high = h.high64};
 }
 
+Expected<IdleChain> ChainCache::idle(const std::string& id,
+                                     std::span<const int32_t> history) const {
+    if (gone_.count(id) != 0) return gone(fmt::format("chain '{}' was reclaimed", id));
+    auto it = records_.find(id);
+    if (it == records_.end()) return not_found(fmt::format("no chain '{}'", id));
+    const Record& r = it->second;
+    if (r.state == State::kActive) {
+        return failed_precondition(
+            fmt::format("chain '{}' is busy: a request on it is still running", id));
+    }
+    if (history.size() < static_cast<size_t>(r.processed) ||
+        !(digest_of(history.first(static_cast<size_t>(r.processed))) == r.digest)) {
+        return failed_precondition(
+            fmt::format("chain '{}': the token ids do not begin with the {} tokens it processed",
+                        id, r.processed));
+    }
+    return IdleChain{.owner = r.owner, .processed = r.processed};
+}
+
+void ChainCache::resize(const std::string& id, int64_t blocks) {
+    Record& r = records_.at(id);
+    SE_CHECK(r.state == State::kIdle, "resizing a busy chain");
+    r.blocks = blocks;
+}
+
 Expected<ChainStart> ChainCache::begin(const std::string& id, uint64_t fingerprint,
                                        std::span<const int32_t> prompt, SeqId new_seq) {
     if (gone_.count(id) != 0) {

@@ -64,6 +64,12 @@ struct ChainCacheStats {
     int64_t num_reclaimed = 0;
 };
 
+// An IDLE chain, as the state's other users (pruning) see it.
+struct IdleChain {
+    SeqId owner = 0;
+    int32_t processed = 0;  // tokens the state covers
+};
+
 class ChainCache {
   public:
     ChainCache(ChainLimits limits, int64_t pool_blocks);
@@ -99,6 +105,13 @@ class ChainCache {
     // Forgets an IDLE chain on request (its id is not remembered as gone); returns its owner.
     // Errors: not_found for an unknown id, failed_precondition for an ACTIVE chain.
     Expected<SeqId> drop(const std::string& id);
+
+    // Chain `id` if it is IDLE and its processed tokens are the first tokens of `history`.
+    // Errors: not_found (unknown), gone (reclaimed), failed_precondition (busy, or `history`
+    // differs from what the chain processed).
+    Expected<IdleChain> idle(const std::string& id, std::span<const int32_t> history) const;
+    // An IDLE chain's state changed size (pruned): it now holds `blocks` blocks.
+    void resize(const std::string& id, int64_t blocks);
 
     // Owners of every IDLE chain (their blocks can be reclaimed under pressure).
     std::vector<SeqId> idle_owners() const;

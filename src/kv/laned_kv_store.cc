@@ -83,6 +83,37 @@ void LanedKvStore::append(SeqId seq, int32_t count, std::vector<std::vector<int6
     }
 }
 
+Expected<EntryMoves> LanedKvStore::fork(SeqId from, SeqId to, std::span<const int32_t> counts,
+                                        int32_t num_tokens) {
+    SE_CHECK(!contains(to) && static_cast<int32_t>(counts.size()) == num_lanes_);
+    const std::vector<BlockTable>& source = tables_.at(from);
+    const int32_t bs = cache_.layout.block_size;
+    int32_t needed = 0;
+    for (int32_t lane = 0; lane < num_lanes_; ++lane) {
+        SE_CHECK(counts[lane] >= 0 && counts[lane] <= source[lane].num_entries);
+        needed += (counts[lane] + bs - 1) / bs;
+    }
+    if (!pool_.can_allocate(needed)) {
+        return resource_exhausted(
+            fmt::format("a copy of the state needs {} blocks, {} free", needed, pool_.num_free()));
+    }
+    std::vector<BlockTable> copy(static_cast<size_t>(num_lanes_));
+    EntryMoves moves;
+    for (int32_t lane = 0; lane < num_lanes_; ++lane) {
+        BlockTable& t = copy[lane];
+        Status s = pool_.allocate_into((counts[lane] + bs - 1) / bs, t.blocks);
+        SE_CHECK(s.ok(), "allocation failed after capacity check");
+        t.num_entries = counts[lane];
+        t.num_tokens = num_tokens;
+        for (int32_t e = 0; e < counts[lane]; ++e) {
+            moves.from.push_back(source[lane].slot(e, bs));
+            moves.to.push_back(t.slot(e, bs));
+        }
+    }
+    tables_.emplace(to, std::move(copy));
+    return moves;
+}
+
 EntryMoves LanedKvStore::compact(SeqId seq, int32_t lane, std::span<const int32_t> keep) {
     BlockTable& t = tables_.at(seq).at(lane);
     const int32_t bs = cache_.layout.block_size;

@@ -62,6 +62,12 @@ class LanedKvStore {
     // (Ops::move_kv on cache()) before the next reserve.
     EntryMoves compact(SeqId seq, int32_t lane, std::span<const int32_t> keep);
 
+    // Starts `to` with a copy of the first counts[lane] entries of every lane of `from`, as
+    // `num_tokens` processed tokens (all or nothing: resource_exhausted when the pool is short).
+    // Returns the copies, which the caller performs (Ops::move_kv on cache()).
+    Expected<EntryMoves> fork(SeqId from, SeqId to, std::span<const int32_t> counts,
+                              int32_t num_tokens);
+
     int32_t num_tokens(SeqId seq) const;
     int32_t num_entries(SeqId seq, int32_t lane) const;
     std::span<const int32_t> block_table(SeqId seq, int32_t lane) const;

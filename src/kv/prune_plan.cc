@@ -65,8 +65,20 @@ Expected<PrunePlan> align_prune_ranges(const PruneRequest& r) {
 }
 
 void choose_kept(std::span<const float> scores, PrunePlan& plan) {
-    SE_CHECK(static_cast<int32_t>(scores.size()) == plan.eligible, "%zu scores for %d positions",
-             scores.size(), plan.eligible);
+    std::vector<int32_t> candidates;
+    for (const TokenRange& range : plan.ranges) {
+        for (int32_t p = range.begin; p < range.end; ++p) candidates.push_back(p);
+    }
+    SE_CHECK(static_cast<int32_t>(candidates.size()) == plan.eligible,
+             "%zu positions in the ranges, %d eligible", candidates.size(), plan.eligible);
+    choose_kept_among(candidates, scores, plan);
+}
+
+void choose_kept_among(std::span<const int32_t> candidates, std::span<const float> scores,
+                       PrunePlan& plan) {
+    SE_CHECK(scores.size() == candidates.size(), "%zu scores for %zu positions", scores.size(),
+             candidates.size());
+    SE_CHECK(plan.keep <= static_cast<int32_t>(candidates.size()));
     std::vector<int32_t> order(scores.size());
     std::iota(order.begin(), order.end(), 0);
     // Highest score first; equal scores: the lower position first (a stable sort keeps order).
@@ -80,11 +92,8 @@ void choose_kept(std::span<const float> scores, PrunePlan& plan) {
     for (int32_t i = 0; i < plan.keep; ++i) keep[order[i]] = true;
     plan.kept.clear();
     plan.dropped.clear();
-    size_t i = 0;
-    for (const TokenRange& range : plan.ranges) {
-        for (int32_t p = range.begin; p < range.end; ++p, ++i) {
-            (keep[i] ? plan.kept : plan.dropped).push_back(p);
-        }
+    for (size_t i = 0; i < candidates.size(); ++i) {
+        (keep[i] ? plan.kept : plan.dropped).push_back(candidates[i]);
     }
 }
 

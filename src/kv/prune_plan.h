@@ -54,5 +54,8 @@ Expected<PrunePlan> align_prune_ranges(const PruneRequest& request);
 // Completes `plan` from scores: `scores[i]` is the score of the i-th eligible position (ranges
 // in order, positions ascending). Keeps the plan.keep highest, ties to the lower position.
 void choose_kept(std::span<const float> scores, PrunePlan& plan);
+// The same over an explicit list of eligible positions (ascending; plan.keep of them stay).
+void choose_kept_among(std::span<const int32_t> candidates, std::span<const float> scores,
+                       PrunePlan& plan);
 
 }  // namespace se

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "core/expected.h"
@@ -30,6 +31,17 @@ struct CacheCapacity {
     int64_t num_cached_blocks = 0;  // blocks the prefix cache holds (some may be in use too)
     int32_t block_size = 0;         // entries per block
     int32_t entries_per_token = 1;  // entries one token of full history takes (one per lane)
+};
+
+// The keys one sequence holds in one layer, for scoring them from outside the method (pruning):
+// entry j of the sequence lives at block_table[j / block_size] of `cache`; `entries` lists the
+// resident ones (ascending; others are holes) and `positions` the token each holds.
+struct ResidentKeys {
+    const PagedKvCache* cache = nullptr;
+    std::span<const int32_t> block_table;
+    int32_t num_entries = 0;         // the entry ids run over [0, num_entries)
+    std::vector<int32_t> entries;    // i32 [resident]
+    std::vector<int32_t> positions;  // i32 [resident], ascending
 };
 
 class CacheManager {
@@ -92,6 +104,24 @@ class CacheManager {
     // Optional (default: none). The radix prefix cache, for operations on a cached prefix
     // (inspect, delete a subtree, eviction priority); null when the method keeps none.
     virtual RadixCache* radix_cache() { return nullptr; }
+
+    // Optional (default: false, nothing written). The keys `seq` holds in `layer` with one set of
+    // entries shared by every head (methods with per-head sets answer false).
+    virtual bool resident_keys(SeqId seq, int32_t layer, ResidentKeys& out) const { return false; }
+
+    // Optional for methods that support chains (default: unimplemented). Starts `to` as a copy
+    // of what `from` holds for its tokens before `position` (logical length `position`), for a
+    // scoring pass that must leave `from` untouched; all or nothing.
+    virtual Status fork_prefix(SeqId from, SeqId to, int32_t position) {
+        return failed_precondition("this method's state cannot be copied");
+    }
+
+    // Optional for methods that support chains. Drops the entries of `seq` that hold the tokens
+    // at `positions` (ascending), in every set, returning emptied blocks to the pool (Chain Cache
+    // pruning); the logical length is unchanged.
+    virtual void drop_positions(SeqId seq, std::span<const int32_t> positions) {
+        SE_CHECK(positions.empty(), "this cache manager cannot drop entries");
+    }
 
     // Optional (default: no). Whether Prefix-Cache Pruning may leave holes in this method's
     // cached prefixes: it must read full selections only, keep no per-block state of its own,

@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <numeric>
 
 namespace se {
 
@@ -214,6 +215,64 @@ int64_t EvictingCacheManager::step_cost(SeqId seq, int32_t num_new_tokens) const
 
 int64_t EvictingCacheManager::release_gain(SeqId seq) const {
     return kv_.num_blocks_held(seq);
+}
+
+}  // namespace se
+
+namespace se {
+
+bool EvictingCacheManager::resident_keys(SeqId seq, int32_t layer, ResidentKeys& out) const {
+    if (options_.per_kv_head || !kv_.contains(seq)) return false;
+    out.cache = &kv_.cache();
+    out.block_table = kv_.block_table(seq, layer);
+    out.num_entries = kv_.num_entries(seq, layer);
+    out.entries.resize(static_cast<size_t>(out.num_entries));
+    std::iota(out.entries.begin(), out.entries.end(), 0);
+    const auto positions = entry_positions(seq, layer);
+    out.positions.assign(positions.begin(), positions.end());
+    return true;
+}
+
+Status EvictingCacheManager::fork_prefix(SeqId from, SeqId to, int32_t position) {
+    const auto& from_positions = positions_.at(from);
+    std::vector<int32_t> counts;
+    for (const std::vector<int32_t>& p : from_positions) {
+        counts.push_back(
+            static_cast<int32_t>(std::lower_bound(p.begin(), p.end(), position) - p.begin()));
+    }
+    SE_ASSIGN_OR_RETURN(const EntryMoves moves, kv_.fork(from, to, counts, position));
+    ops_.move_kv(kv_.cache(), moves.from, moves.to);
+    auto& to_positions = positions_[to];
+    to_positions.resize(from_positions.size());
+    for (size_t lane = 0; lane < counts.size(); ++lane) {
+        to_positions[lane].assign(from_positions[lane].begin(),
+                                  from_positions[lane].begin() + counts[lane]);
+    }
+    if (options_.entry_scores) {
+        const auto& from_scores = scores_.at(from);
+        auto& to_scores = scores_[to];
+        to_scores.resize(from_scores.size());
+        for (size_t lane = 0; lane < counts.size(); ++lane) {
+            to_scores[lane].assign(from_scores[lane].begin(),
+                                   from_scores[lane].begin() + counts[lane]);
+        }
+    }
+    return {};
+}
+
+void EvictingCacheManager::drop_positions(SeqId seq, std::span<const int32_t> positions) {
+    EvictionPlan plan;
+    const auto& lanes = positions_.at(seq);
+    for (size_t lane = 0; lane < lanes.size(); ++lane) {
+        Compaction c{.seq = seq, .lane = static_cast<int32_t>(lane), .keep = {}};
+        for (size_t i = 0; i < lanes[lane].size(); ++i) {
+            if (!std::binary_search(positions.begin(), positions.end(), lanes[lane][i])) {
+                c.keep.push_back(static_cast<int32_t>(i));
+            }
+        }
+        if (c.keep.size() < lanes[lane].size()) plan.compactions.push_back(std::move(c));
+    }
+    apply(plan);
 }
 
 }  // namespace se

@@ -50,6 +50,9 @@ class EvictingCacheManager final : public CacheManager, private MemoryOracle {
     std::vector<PayloadKind> payload_kinds() const override;
     void apply(const EvictionPlan& plan) override;
     bool supports_chains() const override { return true; }
+    bool resident_keys(SeqId seq, int32_t layer, ResidentKeys& out) const override;
+    Status fork_prefix(SeqId from, SeqId to, int32_t position) override;
+    void drop_positions(SeqId seq, std::span<const int32_t> positions) override;
     void release(SeqId seq) override;
     void flush_prefix_cache() override {}
     RadixCacheStats prefix_cache_stats() const override { return {}; }

@@ -146,6 +146,16 @@ std::vector<PayloadKind> FullCacheManager::payload_kinds() const {
     return {PayloadKind::kPagedDense, PayloadKind::kPagedGather};
 }
 
+bool FullCacheManager::resident_keys(SeqId seq, int32_t layer, ResidentKeys& out) const {
+    const BlockTable* table = store_.table(seq);
+    if (table == nullptr) return false;
+    out.cache = &store_.layer_cache(layer);
+    out.block_table = table->blocks;
+    out.num_entries = table->num_entries;
+    store_.resident_entries(seq, out.entries, out.positions);
+    return true;
+}
+
 void FullCacheManager::release(SeqId seq) {
     store_.release(seq);
 }

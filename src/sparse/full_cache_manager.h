@@ -45,6 +45,7 @@ class FullCacheManager : public CacheManager, private MemoryOracle {
     void flush_prefix_cache() override;
     RadixCacheStats prefix_cache_stats() const override;
     RadixCache* radix_cache() override { return radix_.get(); }
+    bool resident_keys(SeqId seq, int32_t layer, ResidentKeys& out) const override;
     bool supports_pruning() const override { return radix_ && options_.allow_pruning; }
 
     // Starts `seq` on the cached whole-block prefix of `tokens` (all of it that is cached, a
