@@ -21,6 +21,10 @@ struct ReplayFlags {
     int32_t num_traces = 4;
     int32_t concurrency = 4;
     bool chains = false;
+    // Prune each chain's tool results once they are older than this many turns (0: never).
+    int32_t prune_after_turns = 0;
+    double prune_keep_ratio = 0.2;
+    std::string prune_policy = "snapkv_global";
     eval::AgentTraceOptions trace;
     std::string output = "md";
 };
@@ -34,6 +38,11 @@ struct ReplayTotals {
     int64_t output_tokens = 0;
     int64_t traces_cut = 0;   // traces that stopped early: the next turn would not fit the context
     int64_t chains_gone = 0;  // chains reclaimed while their session waited on a tool
+    int64_t prune_jobs = 0;
+    int64_t prune_blocked = 0;  // jobs that found their chain busy (nothing changed)
+    int64_t prune_failed = 0;
+    int64_t pruned_tokens = 0;   // freed by completed jobs
+    int64_t prune_eligible = 0;  // tokens the jobs found resident in their ranges
     double seconds = 0.0;
 };
 
@@ -47,6 +56,9 @@ struct TraceRun {
     Clock::time_point ready_at;
     bool done = false;
     int32_t generation = 0;  // a chain reclaimed under pressure is gone: continue on a new one
+    std::vector<TokenRange> tool_spans;  // [turn] where its tool result sits in the history
+    size_t num_pruned_turns = 0;         // tool results handed to a prune job already
+    std::optional<int64_t> prune_job;    // the next turn waits for it, as an agent would
 };
 
 std::string chain_of(const TraceRun& t) {
@@ -87,7 +99,10 @@ void end_turn(Engine& engine, const ReplayFlags& flags, TraceRun& t, const Reque
     totals.output_tokens += out.usage.completion_tokens;
     const eval::AgentTurn& turn = t.trace.turns[t.turn];
     t.history.insert(t.history.end(), out.token_ids.begin(), out.token_ids.end());
+    const auto tool_begin = static_cast<int32_t>(t.history.size());
     t.history.insert(t.history.end(), turn.tool_result.begin(), turn.tool_result.end());
+    t.tool_spans.push_back(
+        {.begin = tool_begin, .end = tool_begin + static_cast<int32_t>(turn.tool_result.size())});
     t.running.reset();
     t.ready_at = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                     std::chrono::duration<double>(turn.tool_wait_seconds));
@@ -97,11 +112,57 @@ void end_turn(Engine& engine, const ReplayFlags& flags, TraceRun& t, const Reque
     }
 }
 
+// While the session waits on its tool, prunes the chain's tool results that the next turn will
+// see as older than prune_after_turns turns (each once).
+Status prune_old_tool_results(Engine& engine, const ReplayFlags& flags, TraceRun& t,
+                              std::vector<int64_t>& jobs) {
+    if (flags.prune_after_turns <= 0 || t.done) return {};
+    const auto next_turn = static_cast<int64_t>(t.turn);
+    std::vector<TokenRange> ranges;
+    for (; static_cast<int64_t>(t.num_pruned_turns) < next_turn - flags.prune_after_turns;
+         ++t.num_pruned_turns) {
+        ranges.push_back(t.tool_spans[t.num_pruned_turns]);
+    }
+    if (ranges.empty()) return {};
+    SE_ASSIGN_OR_RETURN(const PrunePolicy policy, parse_prune_policy(flags.prune_policy));
+    SE_ASSIGN_OR_RETURN(const int64_t id, engine.submit_prune({.prefix = t.history,
+                                                               .chain_id = chain_of(t),
+                                                               .ranges = std::move(ranges),
+                                                               .keep_ratio = flags.prune_keep_ratio,
+                                                               .policy = policy}));
+    jobs.push_back(id);
+    t.prune_job = id;
+    return {};
+}
+
+bool prune_pending(const Engine& engine, const TraceRun& t) {
+    if (!t.prune_job) return false;
+    const std::optional<PruneJobResult> r = engine.prune_job(*t.prune_job);
+    return r && (r->state == PruneJobState::kQueued || r->state == PruneJobState::kRunning);
+}
+
+// Counts the jobs that ended.
+void collect_prune_jobs(const Engine& engine, std::vector<int64_t>& jobs, ReplayTotals& totals) {
+    std::erase_if(jobs, [&](int64_t id) {
+        const std::optional<PruneJobResult> r = engine.prune_job(id);
+        if (!r || r->state == PruneJobState::kQueued || r->state == PruneJobState::kRunning) {
+            return false;
+        }
+        ++totals.prune_jobs;
+        totals.prune_blocked += r->state == PruneJobState::kBlocked ? 1 : 0;
+        totals.prune_failed += r->state == PruneJobState::kFailed ? 1 : 0;
+        totals.pruned_tokens += r->freed;
+        totals.prune_eligible += r->tokens_in_ranges;
+        return true;
+    });
+}
+
 Expected<ReplayTotals> replay(Engine& engine, const ReplayFlags& flags) {
     ReplayTotals totals;
     const int64_t prefill_before = engine.stats().prefill_tokens;
     const auto start = Clock::now();
     std::vector<TraceRun> active;
+    std::vector<int64_t> prune_jobs;
     int32_t next = 0;
     while (next < flags.num_traces || !active.empty()) {
         while (next < flags.num_traces && static_cast<int32_t>(active.size()) < flags.concurrency) {
@@ -112,7 +173,7 @@ Expected<ReplayTotals> replay(Engine& engine, const ReplayFlags& flags) {
             t.ready_at = Clock::now();
         }
         for (TraceRun& t : active) {
-            if (!t.done && !t.running && t.ready_at <= Clock::now()) {
+            if (!t.done && !t.running && t.ready_at <= Clock::now() && !prune_pending(engine, t)) {
                 SE_RETURN_IF_ERROR(start_turn(engine, flags, t, totals));
             }
         }
@@ -131,7 +192,9 @@ Expected<ReplayTotals> replay(Engine& engine, const ReplayFlags& flags) {
                                   [&](const TraceRun& r) { return r.running == out.id; });
             SE_CHECK(t != active.end(), "an output no trace waits for");
             end_turn(engine, flags, *t, out, totals);
+            SE_RETURN_IF_ERROR(prune_old_tool_results(engine, flags, *t, prune_jobs));
         }
+        collect_prune_jobs(engine, prune_jobs, totals);
         std::erase_if(active, [](const TraceRun& t) { return t.done; });
     }
     totals.seconds = std::chrono::duration<double>(Clock::now() - start).count();
@@ -153,6 +216,14 @@ void print_report(const ReplayFlags& flags, const Engine& engine, const ReplayTo
                                           {"turns", r.turns},
                                           {"traces_cut", r.traces_cut},
                                           {"chains_gone", r.chains_gone},
+                                          {"prune_after_turns", flags.prune_after_turns},
+                                          {"prune_keep_ratio", flags.prune_keep_ratio},
+                                          {"prune_policy", flags.prune_policy},
+                                          {"prune_jobs", r.prune_jobs},
+                                          {"prune_blocked", r.prune_blocked},
+                                          {"prune_failed", r.prune_failed},
+                                          {"prune_eligible_tokens", r.prune_eligible},
+                                          {"pruned_tokens", r.pruned_tokens},
                                           {"prompt_tokens", r.prompt_tokens},
                                           {"prefill_tokens", r.prefill_tokens},
                                           {"cached_tokens", r.cached_tokens},
@@ -164,13 +235,13 @@ void print_report(const ReplayFlags& flags, const Engine& engine, const ReplayTo
         return;
     }
     fmt::print(
-        "| method | prefix cache | chains | turns | prompt tok | prefilled | reused | "
-        "output tok/s | seconds |\n| --- | --- | --- | ---: | ---: | ---: | ---: | ---: "
+        "| method | prefix cache | chains | turns | prompt tok | prefilled | reused | pruned | "
+        "output tok/s | seconds |\n| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: "
         "| ---: |\n");
-    fmt::print("| {} | {} | {} | {} | {} | {} | {} | {:.1f} | {:.1f} |\n",
+    fmt::print("| {} | {} | {} | {} | {} | {} | {} | {} | {:.1f} | {:.1f} |\n",
                flags.engine.sparse_method, engine.config().enable_prefix_caching ? "on" : "off",
                flags.chains ? "on" : "off", r.turns, r.prompt_tokens, r.prefill_tokens,
-               r.cached_tokens, tok_s, r.seconds);
+               r.cached_tokens, r.pruned_tokens, tok_s, r.seconds);
 }
 
 Status check_flags(const ReplayFlags& f) {
@@ -188,6 +259,14 @@ Status check_flags(const ReplayFlags& f) {
         return invalid_argument(
             "--system-tokens must be >= 0, --task-tokens >= 1, --max-tool-wait >= 0");
     }
+    if (f.prune_after_turns < 0 || (f.prune_after_turns > 0 && !f.chains)) {
+        return invalid_argument(
+            "--prune-after-turns needs --chains (it prunes each chain's state)");
+    }
+    if (!(f.prune_keep_ratio >= 0.0 && f.prune_keep_ratio <= 1.0)) {
+        return invalid_argument("--prune-keep-ratio must be in [0, 1]");
+    }
+    if (auto policy = parse_prune_policy(f.prune_policy); !policy.ok()) return policy.status();
     if (f.output != "md" && f.output != "json") {
         return invalid_argument(fmt::format("--output must be md or json, not '{}'", f.output));
     }
@@ -227,6 +306,15 @@ void add_replay_command(CLI::App& app, std::function<int()>& run) {
         ->capture_default_str();
     cmd->add_flag("--chains", flags->chains,
                   "each session's turns continue one Chain Cache chain (evicting methods)");
+    cmd->add_option("--prune-after-turns", flags->prune_after_turns,
+                    "with --chains: prune each tool result once it is older than this many turns "
+                    "(0: never)")
+        ->capture_default_str();
+    cmd->add_option("--prune-keep-ratio", flags->prune_keep_ratio,
+                    "share of a pruned tool result's resident tokens that stays")
+        ->capture_default_str();
+    cmd->add_option("--prune-policy", flags->prune_policy, "snapkv_global | kvzip_global")
+        ->capture_default_str();
     cmd->add_option("--turns", t.num_turns, "turns per session")->capture_default_str();
     cmd->add_option("--system-tokens", t.system_tokens, "system prompt, shared by all sessions")
         ->capture_default_str();

@@ -99,6 +99,33 @@ TEST(ReplayCliTest, ChainsPrefillOnlyEachTurnsNewTokens) {
     EXPECT_LT(2 * chains["prefill_tokens"].get<int64_t>(), full["prefill_tokens"].get<int64_t>());
 }
 
+TEST(ReplayCliTest, ChainsPruneToolResultsOlderThanTheGivenTurns) {
+    // Turns 2 and 3 of each session prune the tool results of turns 0 and 1.
+    const nlohmann::json pruned =
+        replay({"--sparse-method", "snapkv", "--sparse-config", R"({"budget": 256})", "--chains",
+                "--prune-after-turns", "1", "--prune-keep-ratio", "0.25"});
+    ASSERT_FALSE(pruned.is_discarded());
+    EXPECT_EQ(pruned["turns"], 4 * kTraces);
+    EXPECT_EQ(pruned["prune_jobs"], 2 * kTraces);
+    EXPECT_EQ(pruned["prune_blocked"], 0);
+    EXPECT_EQ(pruned["prune_failed"], 0);
+    const auto eligible = pruned["prune_eligible_tokens"].get<int64_t>();
+    const auto freed = pruned["pruned_tokens"].get<int64_t>();
+    EXPECT_GT(eligible, 0);
+    // Each job keeps floor(25%) of what it found (a floor per job: at most one token each
+    // below a quarter of the total).
+    EXPECT_GE(freed, eligible - eligible / 4);
+    EXPECT_LE(freed, eligible - eligible / 4 + 2 * kTraces);
+    // Pruning changes what is stored, not what is prefilled: each turn still computes only
+    // its new tokens.
+    EXPECT_EQ(pruned["prefill_tokens"].get<int64_t>(), chain_prefill_tokens());
+
+    TempDir dir;
+    const RunResult r = run_cli(dir, replay_args({"--prune-after-turns", "1"}));
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.err.find("--prune-after-turns needs --chains"), std::string::npos) << r.err;
+}
+
 TEST(ReplayCliTest, ThePrefixCacheReusesEachTurnsHistory) {
     const nlohmann::json radix = replay({});
     ASSERT_FALSE(radix.is_discarded());
