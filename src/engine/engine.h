@@ -1,6 +1,7 @@
 // The engine: requests in, tokens out. Owns the model, the method (runtime + cache manager), the
 // scheduler and the sequences; each step() runs one scheduled batch end to end:
 //
+//   (a queued pruning job runs first, between batches: engine_prune.cc)
 //   plan (scheduler, asking the method's MemoryOracle)
 //     -> preempt (release KV) / admit (attach cached prefix) -> reserve KV (cache manager)
 //     -> forward (model through the sparse controller) -> sample, detokenize, stop, stream

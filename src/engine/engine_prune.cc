@@ -167,7 +167,7 @@ Status Engine::prune_prefix(const PruneJobRequest& request, PruneJobResult& resu
 Status Engine::prune_chain(const PruneJobRequest& request, PruneJobResult& result) {
     auto idle = chains_->idle(request.chain_id, request.prefix);
     if (!idle.ok()) {
-        if (idle.status().message().find("busy") == std::string::npos) return idle.status();
+        if (idle.status().code() != StatusCode::kFailedPrecondition) return idle.status();
         result.state = PruneJobState::kBlocked;
         result.message = "blocked: " + idle.status().message();
         return {};

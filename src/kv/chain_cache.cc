@@ -45,7 +45,7 @@ Expected<IdleChain> ChainCache::idle(const std::string& id,
     }
     if (history.size() < static_cast<size_t>(r.processed) ||
         !(digest_of(history.first(static_cast<size_t>(r.processed))) == r.digest)) {
-        return failed_precondition(
+        return invalid_argument(
             fmt::format("chain '{}': the token ids do not begin with the {} tokens it processed",
                         id, r.processed));
     }

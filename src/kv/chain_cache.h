@@ -107,8 +107,8 @@ class ChainCache {
     Expected<SeqId> drop(const std::string& id);
 
     // Chain `id` if it is IDLE and its processed tokens are the first tokens of `history`.
-    // Errors: not_found (unknown), gone (reclaimed), failed_precondition (busy, or `history`
-    // differs from what the chain processed).
+    // Errors: not_found (unknown), gone (reclaimed), failed_precondition (busy),
+    // invalid_argument (`history` does not begin with what the chain processed).
     Expected<IdleChain> idle(const std::string& id, std::span<const int32_t> history) const;
     // An IDLE chain's state changed size (pruned): it now holds `blocks` blocks.
     void resize(const std::string& id, int64_t blocks);

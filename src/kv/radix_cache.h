@@ -170,6 +170,8 @@ class RadixCache {
     std::vector<NodeId> walk(uint64_t ns, std::span<const int32_t> tokens,
                              int64_t max_tokens) const;
     RadixMatch compose(std::span<const NodeId> path) const;
+    // Nodes of every whole block of tokens, or not_found when some is not cached.
+    Expected<std::vector<NodeId>> whole_path(uint64_t ns, std::span<const int32_t> tokens) const;
     NodeId new_node();
     NodeId root(uint64_t ns);
     // The pool blocks a node reads: its own, or its segment's.

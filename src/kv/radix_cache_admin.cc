@@ -50,14 +50,20 @@ void RadixCache::remove_subtree(NodeId id, int32_t& count) {
     ++count;
 }
 
-Expected<int32_t> RadixCache::delete_subtree(uint64_t ns, std::span<const int32_t> tokens) {
+Expected<std::vector<RadixCache::NodeId>> RadixCache::whole_path(
+    uint64_t ns, std::span<const int32_t> tokens) const {
     const auto num_blocks = static_cast<int64_t>(tokens.size()) / block_size_;
-    const std::vector<NodeId> path = walk(ns, tokens, num_blocks * block_size_);
+    std::vector<NodeId> path = walk(ns, tokens, num_blocks * block_size_);
     if (num_blocks == 0 || static_cast<int64_t>(path.size()) < num_blocks) {
         return not_found(
             fmt::format("the prefix cache holds {} of the {} whole blocks of the selected prefix",
                         path.size(), num_blocks));
     }
+    return path;
+}
+
+Expected<int32_t> RadixCache::delete_subtree(uint64_t ns, std::span<const int32_t> tokens) {
+    SE_ASSIGN_OR_RETURN(const std::vector<NodeId> path, whole_path(ns, tokens));
     int32_t count = 0;
     remove_subtree(path.back(), count);
     return count;
@@ -65,13 +71,7 @@ Expected<int32_t> RadixCache::delete_subtree(uint64_t ns, std::span<const int32_
 
 Expected<int32_t> RadixCache::set_priority(uint64_t ns, std::span<const int32_t> tokens,
                                            EvictionPriority priority) {
-    const auto num_blocks = static_cast<int64_t>(tokens.size()) / block_size_;
-    const std::vector<NodeId> path = walk(ns, tokens, num_blocks * block_size_);
-    if (num_blocks == 0 || static_cast<int64_t>(path.size()) < num_blocks) {
-        return not_found(
-            fmt::format("the prefix cache holds {} of the {} whole blocks of the selected prefix",
-                        path.size(), num_blocks));
-    }
+    SE_ASSIGN_OR_RETURN(const std::vector<NodeId> path, whole_path(ns, tokens));
     for (NodeId id : path) nodes_[id].priority = priority;
     return static_cast<int32_t>(path.size());
 }
