@@ -8,6 +8,7 @@
 #include "cli/engine_setup.h"
 #include "cli/eval_prompt_encoder.h"
 #include "cli/eval_report.h"
+#include "cli/eval_turns.h"
 #include "eval/sample_set.h"
 #include "eval/scorer.h"
 #include "eval/task_registry.h"
@@ -20,6 +21,7 @@ struct EvalFlags {
     std::string task = "all";
     int32_t context_len = 2048;
     int32_t num_samples = 20;
+    EvalTurns turns;
     std::string output = "md";
 };
 
@@ -43,7 +45,7 @@ Status check_flags(const EvalFlags& flags) {
     if (flags.output != "md" && flags.output != "json") {
         return invalid_argument(fmt::format("--output must be md or json, not '{}'", flags.output));
     }
-    return {};
+    return check_eval_turns(flags.turns);
 }
 
 // The prompt plus the longest answer must fit the model's context.
@@ -108,6 +110,9 @@ int run_eval(const EvalFlags& flags) {
                 .num_samples = flags.num_samples,
                 .seed = flags.engine.seed,
                 .threads = flags.engine.threads,
+                .turns = flags.turns.turns,
+                .prune_after_turns = flags.turns.prune_after_turns,
+                .prune_keep_ratio = flags.turns.prune_keep_ratio,
                 .tasks = {}};
     for (const eval::EvalTask& task : *tasks) {
         auto samples = eval::make_samples(task,
@@ -121,7 +126,10 @@ int run_eval(const EvalFlags& flags) {
             }
             return report_error(samples.status());
         }
-        auto result = run_task(engine, encoder, std::move(samples).value());
+        auto result =
+            flags.turns.turns > 1
+                ? run_task_in_turns(engine, encoder, std::move(samples).value(), flags.turns)
+                : run_task(engine, encoder, std::move(samples).value());
         if (!result.ok()) return report_error(result.status().with_context(task.name));
         fmt::print(stderr, "eval {}: {}/{} correct, {:.0f} prompt tokens on average, {:.1f} s\n",
                    task.name, result->num_correct(), result->samples.size(),
@@ -151,6 +159,18 @@ void add_eval_command(CLI::App& app, std::function<int()>& run) {
                     "prompt length in tokens (each prompt is at most this, within ~2% of it)")
         ->capture_default_str();
     cmd->add_option("-k,--num-samples", flags->num_samples, "samples per task, run as one batch")
+        ->capture_default_str();
+    cmd->add_option("--turns", flags->turns.turns,
+                    "run each sample as an agent session whose prompt arrives in this many turns "
+                    "(on a chain for methods that evict; docs/eval.md)")
+        ->capture_default_str();
+    cmd->add_option("--prune-after-turns", flags->turns.prune_after_turns,
+                    "with --turns: prune the prompt chunks older than this many turns (0: never)")
+        ->capture_default_str();
+    cmd->add_option("--prune-keep-ratio", flags->turns.prune_keep_ratio,
+                    "share of a pruned chunk's resident tokens that stays")
+        ->capture_default_str();
+    cmd->add_option("--prune-policy", flags->turns.prune_policy, "snapkv_global | kvzip_global")
         ->capture_default_str();
     cmd->add_option("-o,--output", flags->output, "md | json")->capture_default_str();
     cmd->callback([flags, &run] { run = [flags] { return run_eval(*flags); }; });

@@ -56,8 +56,13 @@ double EvalTaskResult::mean_prompt_tokens() const {
 }
 
 void print_eval_markdown(const EvalRun& run) {
-    fmt::print("{}, method {} {}, context {} tokens, {} samples per task, seed {}\n\n", run.model,
+    fmt::print("{}, method {} {}, context {} tokens, {} samples per task, seed {}", run.model,
                run.method, run.sparse_config.dump(), run.context_len, run.num_samples, run.seed);
+    if (run.turns > 1) {
+        fmt::print(", {} turns, pruning chunks older than {} turns (keep {})", run.turns,
+                   run.prune_after_turns, run.prune_keep_ratio);
+    }
+    fmt::print("\n\n");
     fmt::print(
         "| task | accuracy | correct | mean prompt tokens | prefill s | prefill tok/s | decode s "
         "| decode tok/s |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
@@ -83,6 +88,9 @@ void print_eval_json(const EvalRun& run) {
                                         {"num_samples", run.num_samples},
                                         {"seed", run.seed},
                                         {"threads", run.threads},
+                                        {"turns", run.turns},
+                                        {"prune_after_turns", run.prune_after_turns},
+                                        {"prune_keep_ratio", run.prune_keep_ratio},
                                         {"accuracy", mean_accuracy(run)},
                                         {"tasks", std::move(tasks)}};
     fmt::print("{}\n", out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));

@@ -40,6 +40,9 @@ struct EvalRun {
     int32_t num_samples = 0;
     uint64_t seed = 0;
     int32_t threads = 0;
+    int32_t turns = 1;  // prompts arrived in this many turns (cli/eval_turns.h)
+    int32_t prune_after_turns = 0;
+    double prune_keep_ratio = 0.0;
     std::vector<EvalTaskResult> tasks;
 };
 

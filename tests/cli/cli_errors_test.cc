@@ -119,6 +119,12 @@ TEST(CliErrorsTest, EvalBadInputExitsWithTwo) {
     expect_one_error_line(run_cli(dir, {"eval", "--context-len", "-5"}), {"--context-len"},
                           kBadInput);
     expect_one_error_line(run_cli(dir, {"eval", "-o", "xml"}), {"--output", "xml"}, kBadInput);
+    expect_one_error_line(run_cli(dir, {"eval", "--turns", "0"}), {"--turns", "0"}, kBadInput);
+    expect_one_error_line(run_cli(dir, {"eval", "--prune-after-turns", "2"}),
+                          {"--prune-after-turns", "--turns >= 2"}, kBadInput);
+    expect_one_error_line(
+        run_cli(dir, {"eval", "--turns", "3", "--prune-after-turns", "1", "--prune-policy", "x"}),
+        {"--prune-policy", "snapkv_global"}, kBadInput);
     // Past the model's context (8192 for SmolLM2), and past a shorter --max-model-len.
     expect_one_error_line(
         run_cli(dir, {"eval", "--task", "passkey", "-k", "1", "--context-len", "9000", "-t", "1"}),
