@@ -105,6 +105,21 @@ void Engine::run_prune_job() {
     } else if (result.state == PruneJobState::kRunning) {
         result.state = PruneJobState::kCompleted;
     }
+    switch (result.state) {
+        case PruneJobState::kCompleted:
+            metrics_.prune_jobs[0].inc();
+            metrics_.prune_freed_tokens.inc(result.freed);
+            break;
+        case PruneJobState::kBlocked:
+            metrics_.prune_jobs[1].inc();
+            break;
+        case PruneJobState::kFailed:
+            metrics_.prune_jobs[2].inc();
+            break;
+        case PruneJobState::kQueued:
+        case PruneJobState::kRunning:
+            SE_CHECK(false, "a prune job ended %s", prune_job_state_name(result.state).data());
+    }
     refresh_gauges();
 }
 

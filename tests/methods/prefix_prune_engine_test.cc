@@ -221,6 +221,9 @@ TEST_F(PrefixPruneTest, KeepZeroEmptiesTheRanges) {
     ASSERT_TRUE(seen.ok());
     EXPECT_EQ(seen->pruned, ranges);
     EXPECT_EQ(seen->num_resident_entries, kCached - 112);
+    EXPECT_EQ(engine_->metrics().prune_freed_tokens.value(), 112);
+    EXPECT_NE(engine_->render_metrics().find("prune_jobs_total{model_name=\""), std::string::npos);
+    EXPECT_NE(engine_->render_metrics().find("state=\"completed\"} 1\n"), std::string::npos);
     expect_next_turn_reads_kept_entries(positions_in(ranges));
 }
 

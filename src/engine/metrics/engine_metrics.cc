@@ -96,6 +96,13 @@ std::string EngineMetrics::render(const std::string& model_name) const {
                  fmt::format("finished_reason=\"{}\"", finish_reason_name(r)),
                  request_success[static_cast<size_t>(r)].value());
     }
+    w.header("prune_jobs", "counter", "Prefix-cache and chain pruning jobs that ended.");
+    const char* prune_states[] = {"completed", "blocked", "failed"};
+    for (size_t i = 0; i < prune_jobs.size(); ++i) {
+        w.sample("prune_jobs_total", fmt::format("state=\"{}\"", prune_states[i]),
+                 prune_jobs[i].value());
+    }
+    w.counter("prune_freed_tokens", "Tokens freed by pruning jobs.", prune_freed_tokens);
     w.histogram("time_to_first_token_seconds", "Histogram of time to first token in seconds.",
                 time_to_first_token_seconds);
     w.histogram("inter_token_latency_seconds", "Histogram of inter-token latency in seconds.",

@@ -24,6 +24,8 @@ struct EngineMetrics {
     Counter prompt_tokens;                   // prompt tokens of finished requests
     Counter generation_tokens;               // tokens generated
     std::array<Counter, 3> request_success;  // by FinishReason: stop, length, abort
+    std::array<Counter, 3> prune_jobs;       // pruning jobs ended: completed, blocked, failed
+    Counter prune_freed_tokens;              // tokens completed pruning jobs freed
     // Histograms (seconds, or tokens for the last two).
     Histogram time_to_first_token_seconds;
     Histogram inter_token_latency_seconds;
