@@ -55,6 +55,15 @@ double EvalTaskResult::mean_prompt_tokens() const {
     return samples.empty() ? 0.0 : total / samples.size();
 }
 
+void EvalTaskResult::record_engine_work(const EngineStats& before, const EngineStats& after,
+                                        double seconds) {
+    wall_seconds = seconds;
+    num_prefill_tokens = after.prefill_tokens - before.prefill_tokens;
+    prefill_seconds = after.prefill_seconds - before.prefill_seconds;
+    num_decode_tokens = after.decode_tokens - before.decode_tokens;
+    decode_seconds = after.decode_seconds - before.decode_seconds;
+}
+
 void print_eval_markdown(const EvalRun& run) {
     fmt::print("{}, method {} {}, context {} tokens, {} samples per task, seed {}", run.model,
                run.method, run.sparse_config.dump(), run.context_len, run.num_samples, run.seed);

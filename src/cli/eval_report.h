@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/engine_stats.h"
 #include "eval/eval_sample.h"
 
 namespace se::cli {
@@ -30,6 +31,8 @@ struct EvalTaskResult {
     int32_t num_correct() const;
     double accuracy() const;
     double mean_prompt_tokens() const;
+    // Fills the token counts and times from the engine's counters around the run.
+    void record_engine_work(const EngineStats& before, const EngineStats& after, double seconds);
 };
 
 struct EvalRun {

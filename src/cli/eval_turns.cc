@@ -113,13 +113,9 @@ Expected<EvalTaskResult> run_task_in_turns(Engine& engine, const ChatPromptEncod
         r.num_answer_tokens = out.usage.completion_tokens;
         r.correct = eval::is_correct(r.sample.expected, out.text);
     }
-    result.wall_seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    const EngineStats& after = engine.stats();
-    result.num_prefill_tokens = after.prefill_tokens - before.prefill_tokens;
-    result.prefill_seconds = after.prefill_seconds - before.prefill_seconds;
-    result.num_decode_tokens = after.decode_tokens - before.decode_tokens;
-    result.decode_seconds = after.decode_seconds - before.decode_seconds;
+    result.record_engine_work(
+        before, engine.stats(),
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     return result;
 }
 
