@@ -78,10 +78,7 @@ Expected<EvalTaskResult> run_task(Engine& engine, const ChatPromptEncoder& encod
         engine.step();
         for (const RequestOutput& out : engine.take_finished()) {
             if (!out.error.ok()) return out.error;
-            EvalSampleResult& r = result.samples[index_of.at(out.id)];
-            r.answer = out.text;
-            r.num_answer_tokens = out.usage.completion_tokens;
-            r.correct = eval::is_correct(r.sample.expected, out.text);
+            result.samples[index_of.at(out.id)].take_answer(out);
         }
     }
     result.record_engine_work(

@@ -2,6 +2,8 @@
 
 #include <fmt/core.h>
 
+#include "eval/scorer.h"
+
 namespace se::cli {
 namespace {
 
@@ -53,6 +55,12 @@ double EvalTaskResult::mean_prompt_tokens() const {
     double total = 0.0;
     for (const EvalSampleResult& r : samples) total += r.sample.num_prompt_tokens;
     return samples.empty() ? 0.0 : total / samples.size();
+}
+
+void EvalSampleResult::take_answer(const RequestOutput& out) {
+    answer = out.text;
+    num_answer_tokens = out.usage.completion_tokens;
+    correct = eval::is_correct(sample.expected, out.text);
 }
 
 void EvalTaskResult::record_engine_work(const EngineStats& before, const EngineStats& after,

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "engine/engine_stats.h"
+#include "engine/request.h"
 #include "eval/eval_sample.h"
 
 namespace se::cli {
@@ -16,6 +17,9 @@ struct EvalSampleResult {
     std::string answer;  // the generated text after the answer prefix
     bool correct = false;
     int32_t num_answer_tokens = 0;
+
+    // Takes the request's generated text as the answer and scores it.
+    void take_answer(const RequestOutput& out);
 };
 
 // One task's batch; the times are the engine's prefill and decode steps while it ran.

@@ -4,8 +4,6 @@
 
 #include <chrono>
 
-#include "eval/scorer.h"
-
 namespace se::cli {
 namespace {
 
@@ -109,9 +107,7 @@ Expected<EvalTaskResult> run_task_in_turns(Engine& engine, const ChatPromptEncod
                             run_session(engine, ids, samples[i].max_new_tokens, turns, chain_id));
         EvalSampleResult& r = result.samples.emplace_back();
         r.sample = std::move(samples[i]);
-        r.answer = out.text;
-        r.num_answer_tokens = out.usage.completion_tokens;
-        r.correct = eval::is_correct(r.sample.expected, out.text);
+        r.take_answer(out);
     }
     result.record_engine_work(
         before, engine.stats(),
