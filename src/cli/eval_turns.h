@@ -25,7 +25,7 @@ struct EvalTurns {
     int32_t turns = 1;
     int32_t prune_after_turns = 0;  // 0: never prune
     double prune_keep_ratio = 0.2;
-    std::string prune_policy = "snapkv_global";
+    std::string prune_policy{prune_policy_name(PrunePolicy::kObservationWindow)};
 };
 
 // Flag errors name the flag.

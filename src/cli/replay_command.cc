@@ -24,7 +24,7 @@ struct ReplayFlags {
     // Prune each chain's tool results once they are older than this many turns (0: never).
     int32_t prune_after_turns = 0;
     double prune_keep_ratio = 0.2;
-    std::string prune_policy = "snapkv_global";
+    std::string prune_policy{prune_policy_name(PrunePolicy::kObservationWindow)};
     eval::AgentTraceOptions trace;
     std::string output = "md";
 };

@@ -15,7 +15,7 @@ namespace {
 // Bounded history of finished jobs: the oldest results are forgotten first.
 constexpr size_t kMaxPruneResults = 4096;
 
-// The instruction KVzip replays the context after.
+// The instruction the reconstruction policy replays the context after.
 constexpr std::string_view kRepeatInstruction = "\n\nRepeat the previous context exactly.\n";
 
 }  // namespace
@@ -59,10 +59,11 @@ Expected<int64_t> Engine::submit_prune(PruneJobRequest request) {
             config_.sparse_method));
     }
     if (!chain && !method_.cache->supports_pruning()) {
-        return failed_precondition(fmt::format(
-            "method {} does not support prefix-cache pruning (dense with prefix caching does; "
-            "methods that evict prune a chain: give chain_id)",
-            config_.sparse_method));
+        return failed_precondition(
+            fmt::format("method {} does not support prefix-cache pruning (a method that keeps and "
+                        "reads its whole history, with prefix caching on, does; "
+                        "methods that evict prune a chain: give chain_id)",
+                        config_.sparse_method));
     }
     if (request.observation_tokens < 1 || request.score_chunk_size < 1 ||
         request.prev_postfix_size < 0) {
@@ -260,7 +261,7 @@ Expected<std::vector<float>> Engine::score_for_prune(const PruneJobRequest& requ
         method_.cache->release(seq);
         return run;
     };
-    if (request.policy == PrunePolicy::kSnapKvGlobal) {
+    if (request.policy == PrunePolicy::kObservationWindow) {
         // The window: the last observation_tokens of the state (from an aligned start), after
         // every candidate.
         const int32_t after = s.candidates.back() + 1;
@@ -278,7 +279,7 @@ Expected<std::vector<float>> Engine::score_for_prune(const PruneJobRequest& requ
             pass(start, s.tokens.subspan(start), 0, s.candidates.size(), RowReduction::kMean));
         return scores;
     }
-    // kvzip_global: the state replayed after the instruction, in chunks of candidates, each with
+    // kReconstruction: the state replayed after the instruction, in chunks of candidates, each with
     // a little of what came before it.
     std::vector<int32_t> instruction;
     if (tokenizer_) {

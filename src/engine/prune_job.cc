@@ -4,18 +4,20 @@
 
 namespace se {
 
+// The API's names for the two scoring rules (as the issue and the reference engine's prefix-prune
+// route spell them). They name the papers the rules come from; no engine method is involved.
 Expected<PrunePolicy> parse_prune_policy(std::string_view name) {
-    if (name == "snapkv_global") return PrunePolicy::kSnapKvGlobal;
-    if (name == "kvzip_global") return PrunePolicy::kKvzipGlobal;
+    if (name == "snapkv_global") return PrunePolicy::kObservationWindow;
+    if (name == "kvzip_global") return PrunePolicy::kReconstruction;
     return invalid_argument(
         fmt::format("policy: unknown '{}' (snapkv_global or kvzip_global)", name));
 }
 
 std::string_view prune_policy_name(PrunePolicy policy) {
     switch (policy) {
-        case PrunePolicy::kSnapKvGlobal:
+        case PrunePolicy::kObservationWindow:
             return "snapkv_global";
-        case PrunePolicy::kKvzipGlobal:
+        case PrunePolicy::kReconstruction:
             return "kvzip_global";
     }
     return "?";

@@ -23,11 +23,11 @@ namespace se {
 enum class PrunePolicy : uint8_t {
     // Queries of the observation window after the last range score the range tokens: the mean
     // attention probability over the window's rows, max over heads and layers.
-    kSnapKvGlobal,
-    // KVzip's reconstruction scoring: the prefix is replayed after a "repeat the context"
+    kObservationWindow,
+    // Reconstruction scoring: the prefix is replayed after a "repeat the context"
     // instruction and each range token scores the most attention any replayed query, head or
     // layer gives it.
-    kKvzipGlobal,
+    kReconstruction,
 };
 
 Expected<PrunePolicy> parse_prune_policy(std::string_view name);
@@ -44,10 +44,10 @@ struct PruneJobRequest {
     std::vector<TokenRange> ranges;
     std::optional<int32_t> keep_tokens;  // exactly one of keep_tokens and keep_ratio
     std::optional<double> keep_ratio;
-    PrunePolicy policy = PrunePolicy::kSnapKvGlobal;
-    int32_t observation_tokens = 64;  // snapkv_global: the window after the last range
-    int32_t score_chunk_size = 2048;  // kvzip_global: range tokens replayed per scoring pass
-    int32_t prev_postfix_size = 64;   // kvzip_global: tokens before a chunk replayed with it
+    PrunePolicy policy = PrunePolicy::kObservationWindow;
+    int32_t observation_tokens = 64;  // kObservationWindow: the window after the last range
+    int32_t score_chunk_size = 2048;  // kReconstruction: range tokens replayed per scoring pass
+    int32_t prev_postfix_size = 64;   // kReconstruction: tokens before a chunk replayed with it
 };
 
 enum class PruneJobState : uint8_t { kQueued, kRunning, kCompleted, kBlocked, kFailed };

@@ -6,7 +6,7 @@
 //   P_{l,h,i}(c) = softmax over the entries query row i of head h sees in layer l, at c
 //                  (0 in a layer that holds no entry for c)
 //   score(c)     = max_{l,h} mean_i P_{l,h,i}(c)      (kMean: an observation window)
-//                = max_{l,h,i} P_{l,h,i}(c)           (kMax: KVzip's reconstruction replay)
+//                = max_{l,h,i} P_{l,h,i}(c)           (kMax: a reconstruction replay)
 //
 //   state the sequence starts with (read)    queries (computed, dropped)
 //   [0 ................................... C)[C ........... C + q)      token positions

@@ -74,7 +74,7 @@ TEST_F(ChainPruneTest, DropsTheUnkeptEntriesEverywhereAndTheNextTurnResumesOnWha
                                     .chain_id = "c",
                                     .ranges = {{20, 200}},
                                     .keep_ratio = 0.2,
-                                    .policy = PrunePolicy::kSnapKvGlobal,
+                                    .policy = PrunePolicy::kObservationWindow,
                                     .observation_tokens = 32});
     ASSERT_EQ(r.state, PruneJobState::kCompleted) << r.message;
     EXPECT_EQ(r.tokens_in_ranges, static_cast<int32_t>(in_ranges.size()));

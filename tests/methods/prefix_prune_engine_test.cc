@@ -183,7 +183,7 @@ TEST_F(PrefixPruneTest, FreesWidthMinusKeepKeepsWhatTheNaiveScorerKeepsAndStillH
     const CacheCapacity before = engine_->cache_capacity();
     const PruneJobResult r = prune({.ranges = {{.begin = 30, .end = 130}},
                                     .keep_tokens = 40,
-                                    .policy = PrunePolicy::kSnapKvGlobal,
+                                    .policy = PrunePolicy::kObservationWindow,
                                     .observation_tokens = 64});
     ASSERT_EQ(r.state, PruneJobState::kCompleted) << r.message;
     EXPECT_EQ(r.ranges, (std::vector<TokenRange>{{32, 128}}));
@@ -231,7 +231,7 @@ TEST_F(PrefixPruneTest, KvzipGlobalFreesItsShareAndTheNextTurnReadsWhatIsLeft) {
     const CacheCapacity before = engine_->cache_capacity();
     const PruneJobResult r = prune({.ranges = {{32, 128}},
                                     .keep_ratio = 0.25,
-                                    .policy = PrunePolicy::kKvzipGlobal,
+                                    .policy = PrunePolicy::kReconstruction,
                                     .score_chunk_size = 40});
     ASSERT_EQ(r.state, PruneJobState::kCompleted) << r.message;
     EXPECT_EQ(r.kept, 24);
