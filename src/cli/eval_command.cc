@@ -104,8 +104,8 @@ int run_eval(const EvalFlags& flags) {
                 .seed = flags.engine.seed,
                 .threads = flags.engine.threads,
                 .turns = flags.turns.turns,
-                .prune_after_turns = flags.turns.prune_after_turns,
-                .prune_keep_ratio = flags.turns.prune_keep_ratio,
+                .prune_after_turns = flags.turns.prune.after_turns,
+                .prune_keep_ratio = flags.turns.prune.keep_ratio,
                 .tasks = {}};
     for (const eval::EvalTask& task : *tasks) {
         auto samples = eval::make_samples(task,
@@ -157,14 +157,7 @@ void add_eval_command(CLI::App& app, std::function<int()>& run) {
                     "run each sample as an agent session whose prompt arrives in this many turns "
                     "(on a chain for methods that evict; docs/eval.md)")
         ->capture_default_str();
-    cmd->add_option("--prune-after-turns", flags->turns.prune_after_turns,
-                    "with --turns: prune the prompt chunks older than this many turns (0: never)")
-        ->capture_default_str();
-    cmd->add_option("--prune-keep-ratio", flags->turns.prune_keep_ratio,
-                    "share of a pruned chunk's resident tokens that stays")
-        ->capture_default_str();
-    cmd->add_option("--prune-policy", flags->turns.prune_policy, "snapkv_global | kvzip_global")
-        ->capture_default_str();
+    add_prune_flags(*cmd, flags->turns.prune, "prompt chunk", "--turns");
     cmd->add_option("-o,--output", flags->output, "md | json")->capture_default_str();
     cmd->callback([flags, &run] { run = [flags] { return run_eval(*flags); }; });
 }

@@ -34,13 +34,13 @@ Status prune_chunks(Engine& engine, const EvalTurns& flags, const std::vector<in
     for (size_t j = first; j < last; ++j) {
         ranges.push_back({.begin = j == 0 ? 0 : cuts[j - 1], .end = cuts[j]});
     }
-    SE_ASSIGN_OR_RETURN(const PrunePolicy policy, parse_prune_policy(flags.prune_policy));
+    SE_ASSIGN_OR_RETURN(const PrunePolicy policy, parse_prune_policy(flags.prune.policy));
     SE_ASSIGN_OR_RETURN(
         const int64_t job,
         engine.submit_prune({.prefix = std::vector<int32_t>(ids.begin(), ids.begin() + processed),
                              .chain_id = chain_id,
                              .ranges = std::move(ranges),
-                             .keep_ratio = flags.prune_keep_ratio,
+                             .keep_ratio = flags.prune.keep_ratio,
                              .policy = policy}));
     while (engine.has_work()) engine.step();
     const PruneJobResult r = *engine.prune_job(job);
@@ -64,8 +64,8 @@ Expected<RequestOutput> run_session(Engine& engine, const std::vector<int32_t>& 
         const std::vector<int32_t> prompt(ids.begin(), ids.begin() + cuts[t]);
         if (auto turn = run_request(engine, prompt, 1, chain_id); !turn.ok()) return turn.status();
         // The next turn, t + 1, sees chunks j < t + 1 - N as older than N turns.
-        const int64_t old = static_cast<int64_t>(t) + 1 - flags.prune_after_turns;
-        if (flags.prune_after_turns > 0 && old > static_cast<int64_t>(pruned)) {
+        const int64_t old = static_cast<int64_t>(t) + 1 - flags.prune.after_turns;
+        if (flags.prune.after_turns > 0 && old > static_cast<int64_t>(pruned)) {
             SE_RETURN_IF_ERROR(prune_chunks(engine, flags, ids, cuts, pruned,
                                             static_cast<size_t>(old), cuts[t], chain_id));
             pruned = static_cast<size_t>(old);
@@ -80,14 +80,9 @@ Expected<RequestOutput> run_session(Engine& engine, const std::vector<int32_t>& 
 
 Status check_eval_turns(const EvalTurns& t) {
     if (t.turns < 1) return invalid_argument(fmt::format("--turns must be >= 1, not {}", t.turns));
-    if (t.prune_after_turns < 0 || (t.prune_after_turns > 0 && t.turns < 2)) {
-        return invalid_argument("--prune-after-turns must be >= 0 and needs --turns >= 2");
-    }
-    if (!(t.prune_keep_ratio >= 0.0 && t.prune_keep_ratio <= 1.0)) {
-        return invalid_argument("--prune-keep-ratio must be in [0, 1]");
-    }
-    if (auto policy = parse_prune_policy(t.prune_policy); !policy.ok()) {
-        return policy.status().with_context("--prune-policy");
+    SE_RETURN_IF_ERROR(check_prune_flags(t.prune));
+    if (t.prune.after_turns > 0 && t.turns < 2) {
+        return invalid_argument("--prune-after-turns needs --turns >= 2");
     }
     return {};
 }

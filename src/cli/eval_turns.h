@@ -16,6 +16,7 @@
 
 #include "cli/eval_prompt_encoder.h"
 #include "cli/eval_report.h"
+#include "cli/prune_flags.h"
 #include "engine/engine.h"
 #include "eval/eval_sample.h"
 
@@ -23,9 +24,7 @@ namespace se::cli {
 
 struct EvalTurns {
     int32_t turns = 1;
-    int32_t prune_after_turns = 0;  // 0: never prune
-    double prune_keep_ratio = 0.2;
-    std::string prune_policy{prune_policy_name(PrunePolicy::kObservationWindow)};
+    PruneFlags prune;
 };
 
 // Flag errors name the flag.

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "cli/engine_setup.h"
+#include "cli/prune_flags.h"
 #include "eval/agent_trace.h"
 
 namespace se::cli {
@@ -22,9 +23,7 @@ struct ReplayFlags {
     int32_t concurrency = 4;
     bool chains = false;
     // Prune each chain's tool results once they are older than this many turns (0: never).
-    int32_t prune_after_turns = 0;
-    double prune_keep_ratio = 0.2;
-    std::string prune_policy{prune_policy_name(PrunePolicy::kObservationWindow)};
+    PruneFlags prune;
     eval::AgentTraceOptions trace;
     std::string output = "md";
 };
@@ -116,19 +115,19 @@ void end_turn(Engine& engine, const ReplayFlags& flags, TraceRun& t, const Reque
 // see as older than prune_after_turns turns (each once).
 Status prune_old_tool_results(Engine& engine, const ReplayFlags& flags, TraceRun& t,
                               std::vector<int64_t>& jobs) {
-    if (flags.prune_after_turns <= 0 || t.done) return {};
+    if (flags.prune.after_turns <= 0 || t.done) return {};
     const auto next_turn = static_cast<int64_t>(t.turn);
     std::vector<TokenRange> ranges;
-    for (; static_cast<int64_t>(t.num_pruned_turns) < next_turn - flags.prune_after_turns;
+    for (; static_cast<int64_t>(t.num_pruned_turns) < next_turn - flags.prune.after_turns;
          ++t.num_pruned_turns) {
         ranges.push_back(t.tool_spans[t.num_pruned_turns]);
     }
     if (ranges.empty()) return {};
-    SE_ASSIGN_OR_RETURN(const PrunePolicy policy, parse_prune_policy(flags.prune_policy));
+    SE_ASSIGN_OR_RETURN(const PrunePolicy policy, parse_prune_policy(flags.prune.policy));
     SE_ASSIGN_OR_RETURN(const int64_t id, engine.submit_prune({.prefix = t.history,
                                                                .chain_id = chain_of(t),
                                                                .ranges = std::move(ranges),
-                                                               .keep_ratio = flags.prune_keep_ratio,
+                                                               .keep_ratio = flags.prune.keep_ratio,
                                                                .policy = policy}));
     jobs.push_back(id);
     t.prune_job = id;
@@ -216,9 +215,9 @@ void print_report(const ReplayFlags& flags, const Engine& engine, const ReplayTo
                                           {"turns", r.turns},
                                           {"traces_cut", r.traces_cut},
                                           {"chains_gone", r.chains_gone},
-                                          {"prune_after_turns", flags.prune_after_turns},
-                                          {"prune_keep_ratio", flags.prune_keep_ratio},
-                                          {"prune_policy", flags.prune_policy},
+                                          {"prune_after_turns", flags.prune.after_turns},
+                                          {"prune_keep_ratio", flags.prune.keep_ratio},
+                                          {"prune_policy", flags.prune.policy},
                                           {"prune_jobs", r.prune_jobs},
                                           {"prune_blocked", r.prune_blocked},
                                           {"prune_failed", r.prune_failed},
@@ -259,14 +258,11 @@ Status check_flags(const ReplayFlags& f) {
         return invalid_argument(
             "--system-tokens must be >= 0, --task-tokens >= 1, --max-tool-wait >= 0");
     }
-    if (f.prune_after_turns < 0 || (f.prune_after_turns > 0 && !f.chains)) {
+    SE_RETURN_IF_ERROR(check_prune_flags(f.prune));
+    if (f.prune.after_turns > 0 && !f.chains) {
         return invalid_argument(
             "--prune-after-turns needs --chains (it prunes each chain's state)");
     }
-    if (!(f.prune_keep_ratio >= 0.0 && f.prune_keep_ratio <= 1.0)) {
-        return invalid_argument("--prune-keep-ratio must be in [0, 1]");
-    }
-    if (auto policy = parse_prune_policy(f.prune_policy); !policy.ok()) return policy.status();
     if (f.output != "md" && f.output != "json") {
         return invalid_argument(fmt::format("--output must be md or json, not '{}'", f.output));
     }
@@ -306,15 +302,7 @@ void add_replay_command(CLI::App& app, std::function<int()>& run) {
         ->capture_default_str();
     cmd->add_flag("--chains", flags->chains,
                   "each session's turns continue one Chain Cache chain (evicting methods)");
-    cmd->add_option("--prune-after-turns", flags->prune_after_turns,
-                    "with --chains: prune each tool result once it is older than this many turns "
-                    "(0: never)")
-        ->capture_default_str();
-    cmd->add_option("--prune-keep-ratio", flags->prune_keep_ratio,
-                    "share of a pruned tool result's resident tokens that stays")
-        ->capture_default_str();
-    cmd->add_option("--prune-policy", flags->prune_policy, "snapkv_global | kvzip_global")
-        ->capture_default_str();
+    add_prune_flags(*cmd, flags->prune, "tool result", "--chains");
     cmd->add_option("--turns", t.num_turns, "turns per session")->capture_default_str();
     cmd->add_option("--system-tokens", t.system_tokens, "system prompt, shared by all sessions")
         ->capture_default_str();
