@@ -8,6 +8,7 @@
 #include "cli/eval_command.h"
 #include "cli/generate_command.h"
 #include "cli/replay_command.h"
+#include "cli/serve_command.h"
 
 int main(int argc, char** argv) {
     CLI::App app{"SparseEngine: a sparse-first LLM inference engine"};
@@ -19,6 +20,7 @@ int main(int argc, char** argv) {
     se::cli::add_bench_command(app, run);
     se::cli::add_eval_command(app, run);
     se::cli::add_replay_command(app, run);
+    se::cli::add_serve_command(app, run);
     CLI11_PARSE(app, argc, argv);
     return run ? run() : 0;
 }

@@ -106,6 +106,9 @@ class Engine {
     // Frees an idle chain's state now (not_found for an unknown id, failed_precondition while a
     // request runs on it); a later request with the id starts a new chain.
     Status release_chain(const std::string& id);
+    // An idle chain's last turn as token ids (prompt and generated tokens); errors as
+    // ChainCache::idle (not_found, gone, failed_precondition while busy).
+    Expected<std::vector<int32_t>> chain_transcript(const std::string& id) const;
     ChainCacheStats chain_stats() const { return chains_->stats(); }
 
     // Operations on a cached prefix (the token ids its requests sent, with their cache salt);

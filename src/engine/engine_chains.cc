@@ -43,7 +43,7 @@ bool Engine::park_chain(const Sequence& seq) {
     const int64_t blocks = method_.cache->oracle().release_gain(seq.seq_id());
     const auto processed =
         std::span(seq.tokens()).first(static_cast<size_t>(seq.num_computed_tokens()));
-    for (SeqId owner : chains_->park(id, processed, blocks, stats_.num_steps)) {
+    for (SeqId owner : chains_->park(id, processed, blocks, stats_.num_steps, seq.tokens())) {
         method_.cache->release(owner);
     }
     return true;
@@ -62,6 +62,10 @@ void Engine::reclaim_idle_chains(int64_t blocks_needed) {
         if (!owner) return;
         method_.cache->release(*owner);
     }
+}
+
+Expected<std::vector<int32_t>> Engine::chain_transcript(const std::string& id) const {
+    return chains_->transcript(id);
 }
 
 Status Engine::release_chain(const std::string& id) {

@@ -33,16 +33,26 @@ ChainCache::Digest ChainCache::digest_of(std::span<const int32_t> tokens) {
     return {.low = h.low64, .high = h.high64};
 }
 
-Expected<IdleChain> ChainCache::idle(const std::string& id,
-                                     std::span<const int32_t> history) const {
+Expected<const ChainCache::Record*> ChainCache::idle_record(const std::string& id) const {
     if (gone_.count(id) != 0) return gone(fmt::format("chain '{}' was reclaimed", id));
     auto it = records_.find(id);
     if (it == records_.end()) return not_found(fmt::format("no chain '{}'", id));
-    const Record& r = it->second;
-    if (r.state == State::kActive) {
+    if (it->second.state == State::kActive) {
         return failed_precondition(
             fmt::format("chain '{}' is busy: a request on it is still running", id));
     }
+    return &it->second;
+}
+
+Expected<std::vector<int32_t>> ChainCache::transcript(const std::string& id) const {
+    SE_ASSIGN_OR_RETURN(const Record* r, idle_record(id));
+    return r->transcript;
+}
+
+Expected<IdleChain> ChainCache::idle(const std::string& id,
+                                     std::span<const int32_t> history) const {
+    SE_ASSIGN_OR_RETURN(const Record* record, idle_record(id));
+    const Record& r = *record;
     if (history.size() < static_cast<size_t>(r.processed) ||
         !(digest_of(history.first(static_cast<size_t>(r.processed))) == r.digest)) {
         return invalid_argument(
@@ -95,12 +105,14 @@ bool ChainCache::owns(const std::string& id, SeqId seq) const {
 }
 
 std::vector<SeqId> ChainCache::park(const std::string& id, std::span<const int32_t> processed,
-                                    int64_t blocks, int64_t now) {
+                                    int64_t blocks, int64_t now,
+                                    std::span<const int32_t> transcript) {
     Record& r = records_.at(id);
     SE_CHECK(r.state == State::kActive, "chain '%s' parked twice", id.c_str());
     r.state = State::kIdle;
     r.processed = static_cast<int32_t>(processed.size());
     r.digest = digest_of(processed);
+    r.transcript.assign(transcript.begin(), transcript.end());
     r.last_use = now;
     r.blocks = blocks;
     std::vector<SeqId> reclaimed;

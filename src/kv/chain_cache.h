@@ -86,8 +86,9 @@ class ChainCache {
     // state, holding `blocks` blocks, stays. `now` orders reclamation (ties: lower id first).
     // Returns the owners of chains reclaimed to stay within the limits (their state must be
     // freed); possibly the chain just parked, when it alone is over them.
+    // `transcript` is the whole turn (prompt and every generated token), kept for transcript().
     std::vector<SeqId> park(const std::string& id, std::span<const int32_t> processed,
-                            int64_t blocks, int64_t now);
+                            int64_t blocks, int64_t now, std::span<const int32_t> transcript = {});
 
     // The owner's state is gone (cancelled or failed): forgets the record; a later request on
     // `id` starts a new chain.
@@ -110,6 +111,9 @@ class ChainCache {
     // Errors: not_found (unknown), gone (reclaimed), failed_precondition (busy),
     // invalid_argument (`history` does not begin with what the chain processed).
     Expected<IdleChain> idle(const std::string& id, std::span<const int32_t> history) const;
+    // The last turn of IDLE chain `id` as token ids (its prompt and every token it generated):
+    // what a client appends its next messages to. Errors as idle().
+    Expected<std::vector<int32_t>> transcript(const std::string& id) const;
     // An IDLE chain's state changed size (pruned): it now holds `blocks` blocks.
     void resize(const std::string& id, int64_t blocks);
 
@@ -130,6 +134,7 @@ class ChainCache {
         uint64_t fingerprint = 0;
         int32_t processed = 0;
         Digest digest;
+        std::vector<int32_t> transcript;
         State state = State::kActive;
         int64_t last_use = 0;
         int64_t blocks = 0;
@@ -137,6 +142,7 @@ class ChainCache {
     };
 
     static Digest digest_of(std::span<const int32_t> tokens);
+    Expected<const Record*> idle_record(const std::string& id) const;
     bool over_limits() const;
     void remember_gone(const std::string& id);
 
