@@ -38,9 +38,7 @@ std::string ApiError::to_json() const {
 }
 
 ApiError to_api_error(const Status& status) {
-    const auto make = [&](int code) {
-        return ApiError{.status = code, .message = status.message()};
-    };
+    const auto make = [&](int code) { return ApiError(code, status.message()); };
     switch (status.code()) {
         case StatusCode::kInvalidArgument:
         case StatusCode::kOutOfRange:

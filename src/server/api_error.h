@@ -9,6 +9,9 @@
 namespace se::server {
 
 struct ApiError {
+    ApiError(int status_code, std::string text, std::string field = {})
+        : status(status_code), message(std::move(text)), param(std::move(field)) {}
+
     int status = 400;
     std::string message;
     std::string param;  // the offending request field, when there is one
@@ -20,7 +23,7 @@ struct ApiError {
 };
 
 inline ApiError bad_request(std::string message, std::string param = {}) {
-    return {.status = 400, .message = std::move(message), .param = std::move(param)};
+    return ApiError(400, std::move(message), std::move(param));
 }
 
 // An engine refusal as an HTTP error: invalid_argument / out_of_range / unsupported -> 400,

@@ -7,6 +7,8 @@
 #include <chrono>
 #include <cstdio>
 
+#include <sys/socket.h>
+
 #include "server/json_body.h"
 #include "server/response_json.h"
 
@@ -32,37 +34,32 @@ ApiServer::ApiServer(ServerOptions options, EngineLoop& loop)
     http_->set_payload_max_length(static_cast<size_t>(options_.max_body_bytes));
     http_->set_read_timeout(std::chrono::seconds(60));
     http_->set_write_timeout(std::chrono::seconds(60));
-    http_->set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
-        if (options_.api_key.empty()) return httplib::Server::HandlerResponse::Unhandled;
-        for (std::string_view path : kPublicPaths) {
-            if (req.path == path) return httplib::Server::HandlerResponse::Unhandled;
-        }
-        if (req.get_header_value("Authorization") == "Bearer " + options_.api_key) {
-            return httplib::Server::HandlerResponse::Unhandled;
-        }
-        answer(res, ApiError{.status = 401,
-                             .message = "missing or wrong API key: send 'Authorization: Bearer "
-                                        "<key>' with the server's --api-key"});
-        return httplib::Server::HandlerResponse::Handled;
+    // httplib listens with a backlog of 5, which resets bursts of clients; the socket is kept
+    // so bind() can listen again with the system's maximum.
+    http_->set_socket_options([this](socket_t sock) {
+        httplib::default_socket_options(sock);
+        listen_socket_ = sock;
     });
     // httplib's own refusals (no route, body too large, bad request line) get OpenAI's shape.
     http_->set_error_handler([this](const httplib::Request& req, httplib::Response& res) {
         if (!res.body.empty()) return;
         switch (res.status) {
             case 404:
-                answer(res,
-                       ApiError{.status = 404,
-                                .message = fmt::format("no route {} {}", req.method, req.path)});
+                for (const std::regex& route : routes_) {
+                    if (std::regex_match(req.path, route)) {
+                        return answer(res, ApiError(405, fmt::format("{} does not take {}",
+                                                                     req.path, req.method)));
+                    }
+                }
+                answer(res, ApiError(404, fmt::format("no route {} {}", req.method, req.path)));
                 break;
             case 413:
-                answer(res, ApiError{.status = 413,
-                                     .message = fmt::format("the request body is over the limit "
-                                                            "of {} bytes (--max-body-size)",
-                                                            options_.max_body_bytes)});
+                answer(res, ApiError(413, fmt::format("the request body is over the limit "
+                                                      "of {} bytes (--max-body-size)",
+                                                      options_.max_body_bytes)));
                 break;
             default:
-                answer(res, ApiError{.status = res.status,
-                                     .message = fmt::format("HTTP {}", res.status)});
+                answer(res, ApiError(res.status, fmt::format("HTTP {}", res.status)));
         }
     });
     http_->set_exception_handler(
@@ -74,7 +71,7 @@ ApiServer::ApiServer(ServerOptions options, EngineLoop& loop)
                 what = e.what();
             } catch (...) {
             }
-            answer(res, ApiError{.status = 500, .message = "internal error: " + what});
+            answer(res, ApiError(500, "internal error: " + what));
         });
     install_routes();
 }
@@ -87,6 +84,7 @@ Status ApiServer::bind() {
     if (options_.port == 0) {
         port_ = http_->bind_to_any_port(options_.host);
         if (port_ < 0) return io_error(fmt::format("cannot bind {} (any port)", options_.host));
+        if (listen_socket_ >= 0) ::listen(listen_socket_, SOMAXCONN);
         return Status();
     }
     if (!http_->bind_to_port(options_.host, options_.port)) {
@@ -96,6 +94,7 @@ Status ApiServer::bind() {
                         options_.host, options_.port));
     }
     port_ = options_.port;
+    if (listen_socket_ >= 0) ::listen(listen_socket_, SOMAXCONN);
     return Status();
 }
 
@@ -107,34 +106,45 @@ void ApiServer::stop() {
     if (http_) http_->stop();
 }
 
-void ApiServer::install_routes() {
-    const auto post_only = [this](const std::string& path) {
-        http_->Get(path, [this](const httplib::Request& req, httplib::Response& res) {
-            answer(res, ApiError{.status = 405,
-                                 .message = fmt::format("{} takes POST, not GET", req.path)});
-        });
+bool ApiServer::authorized(const httplib::Request& req) const {
+    return options_.api_key.empty() ||
+           req.get_header_value("Authorization") == "Bearer " + options_.api_key;
+}
+
+void ApiServer::on(std::string_view method, const std::string& pattern, Handler handler) {
+    routes_.emplace_back(pattern);
+    const bool is_public =
+        std::find(kPublicPaths.begin(), kPublicPaths.end(), pattern) != kPublicPaths.end();
+    Handler guarded = [this, is_public, handler = std::move(handler)](const httplib::Request& req,
+                                                                      httplib::Response& res) {
+        if (!is_public && !authorized(req)) {
+            return answer(res, ApiError(401,
+                                        "missing or wrong API key: send 'Authorization: "
+                                        "Bearer <key>' with the server's --api-key"));
+        }
+        handler(req, res);
     };
-    http_->Post("/v1/completions", [this](const httplib::Request& req, httplib::Response& res) {
-        handle_generation(req, res, Endpoint::kCompletions);
-    });
-    http_->Post("/v1/chat/completions",
-                [this](const httplib::Request& req, httplib::Response& res) {
-                    handle_generation(req, res, Endpoint::kChat);
-                });
-    post_only("/v1/completions");
-    post_only("/v1/chat/completions");
-    install_info_routes();
-    install_prefix_cache_routes();
-    for (const char* path : {"/tokenize", "/detokenize", "/v1/prefix_cache/inspect",
-                             "/v1/prefix_cache/match", "/v1/prefix_cache/delete_subtree",
-                             "/v1/prefix_cache/set_eviction_priority", "/v1/prefix_cache/prune"}) {
-        post_only(path);
+    if (method == "GET") {
+        http_->Get(pattern, std::move(guarded));
+    } else {
+        http_->Post(pattern, std::move(guarded));
     }
 }
 
+void ApiServer::install_routes() {
+    on("POST", "/v1/completions", [this](const httplib::Request& req, httplib::Response& res) {
+        handle_generation(req, res, Endpoint::kCompletions);
+    });
+    on("POST", "/v1/chat/completions", [this](const httplib::Request& req, httplib::Response& res) {
+        handle_generation(req, res, Endpoint::kChat);
+    });
+    install_info_routes();
+    install_prefix_cache_routes();
+}
+
 std::optional<ApiError> ApiServer::check_serving() const {
-    if (!loop_.ready()) return ApiError{.status = 503, .message = "the model is still loading"};
-    if (draining_.load()) return ApiError{.status = 503, .message = "the server is shutting down"};
+    if (!loop_.ready()) return ApiError(503, "the model is still loading");
+    if (draining_.load()) return ApiError(503, "the server is shutting down");
     return std::nullopt;
 }
 
@@ -142,9 +152,7 @@ std::optional<ApiError> ApiServer::read_body(const httplib::Request& req,
                                              nlohmann::json& body) const {
     const std::string type = req.get_header_value("Content-Type");
     if (!is_json_content_type(type)) {
-        return ApiError{
-            .status = 415,
-            .message = fmt::format("Content-Type must be application/json, got '{}'", type)};
+        return ApiError(415, fmt::format("Content-Type must be application/json, got '{}'", type));
     }
     return parse_json_object(req.body, body);
 }
@@ -164,9 +172,10 @@ std::string ApiServer::next_id(Endpoint endpoint) {
                        next_id_.fetch_add(1));
 }
 
-void ApiServer::log_request(const std::string& id, int status, const RequestOutput* out) const {
+void ApiServer::log_request(const std::string& id, int status, const RequestOutput* out,
+                            double seconds) const {
     if (!out) {
-        fmt::print(stderr, "request {} status={}\n", id, status);
+        fmt::print(stderr, "request {} status={} e2e_ms={:.1f}\n", id, status, seconds * 1e3);
         return;
     }
     fmt::print(

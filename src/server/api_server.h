@@ -7,8 +7,11 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -56,6 +59,11 @@ class ApiServer {
     void stop();
 
   private:
+    using Handler = std::function<void(const httplib::Request&, httplib::Response&)>;
+    // Registers a route; outside the public paths the API key is checked first (after httplib
+    // read the body, so a refused request leaves its connection usable).
+    void on(std::string_view method, const std::string& pattern, Handler handler);
+    bool authorized(const httplib::Request& req) const;
     void install_routes();
     // Routes (one file per group).
     void handle_generation(const httplib::Request& req, httplib::Response& res, Endpoint endpoint);
@@ -69,13 +77,17 @@ class ApiServer {
     void answer(httplib::Response& res, const ApiError& error) const;
     void answer(httplib::Response& res, int status, const nlohmann::json& body) const;
     void stream(httplib::Response& res, const GenerationRequest& request, Admitted admitted,
-                std::string id, std::string prefix);
-    void log_request(const std::string& id, int status, const RequestOutput* output) const;
+                std::string id, std::string prefix, std::chrono::steady_clock::time_point received);
+    // One line per request; `seconds` since the server received it.
+    void log_request(const std::string& id, int status, const RequestOutput* output,
+                     double seconds) const;
     std::string next_id(Endpoint endpoint);
 
     ServerOptions options_;
     EngineLoop& loop_;
     std::unique_ptr<httplib::Server> http_;
+    std::vector<std::regex> routes_;  // every registered path, for 405 on a wrong method
+    int listen_socket_ = -1;
     int port_ = 0;
     std::atomic<bool> draining_{false};
     std::atomic<int64_t> active_{0};

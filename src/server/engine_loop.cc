@@ -84,9 +84,9 @@ void EngineLoop::deliver_finished() {
     for (RequestOutput& out : engine_->take_finished()) {
         auto it = streams_.find(out.id);
         if (it == streams_.end()) continue;
+        in_flight_.fetch_sub(1);  // before the stream says done, so its reader sees the count
         it->second->finish(std::move(out));
         streams_.erase(it);
-        in_flight_.fetch_sub(1);
     }
     waiting_.store(static_cast<int64_t>(engine_->metrics().num_requests_waiting.value()));
 }

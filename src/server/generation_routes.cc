@@ -20,6 +20,17 @@ int64_t unix_seconds() {
         .count();
 }
 
+double seconds_since(std::chrono::steady_clock::time_point start) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// Whether a finished request failed (as opposed to finishing, or being cancelled: a client
+// that left, or a shutdown past its grace period, ends a stream with finish_reason abort).
+bool failed(const RequestOutput& output) {
+    return output.finish_reason == FinishReason::kAbort && !output.error.ok() &&
+           output.error.code() != StatusCode::kCancelled;
+}
+
 std::string sse(const nlohmann::json& value) {
     return fmt::format("data: {}\n\n", dump(value));
 }
@@ -56,9 +67,10 @@ Expected<std::vector<int32_t>> ApiServer::generation_prompt(const GenerationRequ
 void ApiServer::handle_generation(const httplib::Request& req, httplib::Response& res,
                                   Endpoint endpoint) {
     const std::string id = next_id(endpoint);
+    const auto received = std::chrono::steady_clock::now();
     const auto fail = [&](const ApiError& error) {
         answer(res, error);
-        log_request(id, error.status, nullptr);
+        log_request(id, error.status, nullptr, seconds_since(received));
     };
     if (auto error = check_serving()) return fail(*error);
     nlohmann::json body;
@@ -66,20 +78,19 @@ void ApiServer::handle_generation(const httplib::Request& req, httplib::Response
     GenerationRequest request;
     if (auto error = parse_generation_request(body, endpoint, request)) return fail(*error);
     if (!request.model.empty() && request.model != options_.served_model_name) {
-        return fail(ApiError{.status = 404,
-                             .message = fmt::format("the model '{}' does not exist; this server "
-                                                    "serves '{}'",
-                                                    request.model, options_.served_model_name),
-                             .param = "model"});
+        return fail(ApiError(404,
+                             fmt::format("the model '{}' does not exist; this server "
+                                         "serves '{}'",
+                                         request.model, options_.served_model_name),
+                             "model"));
     }
     auto prompt = generation_prompt(request);
     if (!prompt.ok()) return fail(to_api_error(prompt.status()));
     if (loop_.num_waiting() >= options_.max_waiting_requests) {
         res.set_header("Retry-After", "1");
-        return fail(ApiError{.status = 429,
-                             .message = fmt::format("{} requests are waiting already "
-                                                    "(--max-waiting-requests); retry later",
-                                                    loop_.num_waiting())});
+        return fail(ApiError(429, fmt::format("{} requests are waiting already "
+                                              "(--max-waiting-requests); retry later",
+                                              loop_.num_waiting())));
     }
     std::string prefix;
     if (request.echo) {
@@ -92,7 +103,7 @@ void ApiServer::handle_generation(const httplib::Request& req, httplib::Response
                                   .chain_id = request.chain_id});
     if (!admitted.ok()) return fail(to_api_error(admitted.status()));
     if (request.stream) {
-        return stream(res, request, std::move(admitted).value(), id, std::move(prefix));
+        return stream(res, request, std::move(admitted).value(), id, std::move(prefix), received);
     }
     // Not streamed: wait for the whole output.
     RequestStream& out = *admitted.value().stream;
@@ -102,7 +113,7 @@ void ApiServer::handle_generation(const httplib::Request& req, httplib::Response
     if (output.finish_reason == FinishReason::kAbort && !output.error.ok()) {
         const ApiError error = to_api_error(output.error);
         answer(res, error);
-        return log_request(id, error.status, &output);
+        return log_request(id, error.status, &output, seconds_since(received));
     }
     const ResponseMeta meta{.id = id,
                             .created = unix_seconds(),
@@ -110,18 +121,20 @@ void ApiServer::handle_generation(const httplib::Request& req, httplib::Response
                             .endpoint = endpoint};
     answer(res, 200,
            final_response(meta, output, loop_.engine().tokenizer(), prefix, request.want_logprobs));
-    log_request(id, 200, &output);
+    log_request(id, 200, &output, seconds_since(received));
 }
 
 // The SSE stream of one request. httplib calls the provider again and again on this HTTP
 // thread until it signals done; a failed write means the client left: the request is cancelled
 // (its KV freed at the loop's next turn) and the provider gives up.
 void ApiServer::stream(httplib::Response& res, const GenerationRequest& request, Admitted admitted,
-                       std::string id, std::string prefix) {
+                       std::string id, std::string prefix,
+                       std::chrono::steady_clock::time_point received) {
     struct State {
         ResponseMeta meta;
         Admitted admitted;
         std::string prefix;
+        std::chrono::steady_clock::time_point received;
         bool include_usage = false;
         bool want_logprobs = false;
         bool started = false;
@@ -135,6 +148,7 @@ void ApiServer::stream(httplib::Response& res, const GenerationRequest& request,
                  .endpoint = request.endpoint},
         .admitted = std::move(admitted),
         .prefix = std::move(prefix),
+        .received = received,
         .include_usage = request.include_usage,
         .want_logprobs = request.want_logprobs,
     });
@@ -181,7 +195,7 @@ void ApiServer::stream(httplib::Response& res, const GenerationRequest& request,
             const RequestOutput& output = s.admitted.stream->output();
             s.finished = true;
             std::string tail;
-            if (output.finish_reason == FinishReason::kAbort && !output.error.ok()) {
+            if (failed(output)) {
                 tail += sse(nlohmann::json::parse(to_api_error(output.error).to_json()));
             }
             nlohmann::json last =
@@ -192,13 +206,13 @@ void ApiServer::stream(httplib::Response& res, const GenerationRequest& request,
             tail += "data: [DONE]\n\n";
             if (!send(tail)) return false;
             sink.done();
-            log_request(s.meta.id, 200, &output);
+            log_request(s.meta.id, 200, &output, seconds_since(s.received));
             return true;
         },
         [this, state](bool) {
             if (!state->finished) {
                 loop_.cancel(state->admitted.id);
-                log_request(state->meta.id, 499, nullptr);
+                log_request(state->meta.id, 499, nullptr, seconds_since(state->received));
             }
         });
 }

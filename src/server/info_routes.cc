@@ -20,14 +20,14 @@ void ApiServer::install_info_routes() {
     const auto started = std::chrono::duration_cast<std::chrono::seconds>(
                              std::chrono::system_clock::now().time_since_epoch())
                              .count();
-    http_->Get("/health", [this](const httplib::Request&, httplib::Response& res) {
+    on("GET", "/health", [this](const httplib::Request&, httplib::Response& res) {
         if (auto error = check_serving()) return answer(res, *error);
         answer(res, 200, {{"status", "ok"}});
     });
-    http_->Get("/version", [this](const httplib::Request&, httplib::Response& res) {
+    on("GET", "/version", [this](const httplib::Request&, httplib::Response& res) {
         answer(res, 200, {{"version", kVersion}});
     });
-    http_->Get("/v1/models", [this, started](const httplib::Request&, httplib::Response& res) {
+    on("GET", "/v1/models", [this, started](const httplib::Request&, httplib::Response& res) {
         if (!loop_.ready()) return answer(res, *check_serving());
         nlohmann::json model = {{"id", options_.served_model_name},
                                 {"object", "model"},
@@ -37,14 +37,14 @@ void ApiServer::install_info_routes() {
                                 {"max_model_len", loop_.engine().max_model_len()}};
         answer(res, 200, {{"object", "list"}, {"data", nlohmann::json::array({model})}});
     });
-    http_->Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+    on("GET", "/metrics", [this](const httplib::Request&, httplib::Response& res) {
         if (!loop_.ready()) return answer(res, *check_serving());
         auto text = loop_.call([](Engine& engine) { return engine.render_metrics(); });
-        if (!text) return answer(res, ApiError{.status = 503, .message = "shutting down"});
+        if (!text) return answer(res, ApiError(503, "shutting down"));
         res.status = 200;
         res.set_content(*text, "text/plain; version=0.0.4; charset=utf-8");
     });
-    http_->Post("/tokenize", [this](const httplib::Request& req, httplib::Response& res) {
+    on("POST", "/tokenize", [this](const httplib::Request& req, httplib::Response& res) {
         if (!loop_.ready()) return answer(res, *check_serving());
         nlohmann::json body;
         if (auto error = read_body(req, body)) return answer(res, *error);
@@ -84,7 +84,7 @@ void ApiServer::install_info_routes() {
                 {"max_model_len", engine.max_model_len()},
                 {"tokens", ids.value()}});
     });
-    http_->Post("/detokenize", [this](const httplib::Request& req, httplib::Response& res) {
+    on("POST", "/detokenize", [this](const httplib::Request& req, httplib::Response& res) {
         if (!loop_.ready()) return answer(res, *check_serving());
         nlohmann::json body;
         if (auto error = read_body(req, body)) return answer(res, *error);

@@ -26,7 +26,9 @@ std::optional<ApiError> parse_json_object(std::string_view body, nlohmann::json&
 // which also refuses any field no getter named.
 class FieldReader {
   public:
+    // `object` must outlive the reader.
     explicit FieldReader(const nlohmann::json& object, std::string prefix = {});
+    FieldReader(nlohmann::json&&, std::string = {}) = delete;
 
     void integer(std::string_view key, int64_t lo, int64_t hi, std::optional<int64_t>& out);
     void number(std::string_view key, std::optional<double>& out);

@@ -119,7 +119,7 @@ void ApiServer::install_prefix_cache_routes() {
     using Op = std::function<std::optional<ApiError>(FieldReader&, const PrefixSelector&,
                                                      nlohmann::json&)>;
     const auto selector_route = [this](const std::string& path, Op op) {
-        http_->Post(path, [this, op](const httplib::Request& req, httplib::Response& res) {
+        on("POST", path, [this, op](const httplib::Request& req, httplib::Response& res) {
             if (auto error = check_serving()) return answer(res, *error);
             nlohmann::json body;
             if (auto error = read_body(req, body)) return answer(res, *error);
@@ -201,36 +201,36 @@ void ApiServer::install_prefix_cache_routes() {
                        out = {{"nodes", r.value().value()}, {"priority", *name}};
                        return std::nullopt;
                    });
-    http_->Post("/v1/prefix_cache/prune", [this, on_loop](const httplib::Request& req,
-                                                          httplib::Response& res) {
-        if (auto error = check_serving()) return answer(res, *error);
-        nlohmann::json body;
-        if (auto error = read_body(req, body)) return answer(res, *error);
-        FieldReader reader(body);
-        PruneJobRequest request;
-        if (auto error = read_prune(reader, loop_.engine(), request)) return answer(res, *error);
-        auto id = on_loop([&](Engine& e) { return e.submit_prune(std::move(request)); });
-        if (!id.ok()) return answer(res, to_api_error(id.status()));
-        if (!id.value().ok()) return answer(res, to_api_error(id.value().status()));
-        answer(res, 202, {{"prune_id", std::to_string(id.value().value())}, {"status", "queued"}});
-    });
-    http_->Get(R"(/v1/prefix_cache/prune/([^/]+))", [this, on_loop](const httplib::Request& req,
-                                                                    httplib::Response& res) {
-        if (!loop_.ready()) return answer(res, *check_serving());
-        const std::string text = req.matches[1];
-        int64_t id = 0;
-        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), id);
-        std::optional<PruneJobResult> job;
-        if (ec == std::errc() && end == text.data() + text.size()) {
-            auto r = on_loop([id](Engine& e) { return e.prune_job(id); });
-            if (r.ok()) job = r.value();
-        }
-        if (!job) {
-            return answer(
-                res, ApiError{.status = 404, .message = fmt::format("no prune job '{}'", text)});
-        }
-        answer(res, 200, prune_result_json(*job));
-    });
+    on("POST", "/v1/prefix_cache/prune",
+       [this, on_loop](const httplib::Request& req, httplib::Response& res) {
+           if (auto error = check_serving()) return answer(res, *error);
+           nlohmann::json body;
+           if (auto error = read_body(req, body)) return answer(res, *error);
+           FieldReader reader(body);
+           PruneJobRequest request;
+           if (auto error = read_prune(reader, loop_.engine(), request)) return answer(res, *error);
+           auto id = on_loop([&](Engine& e) { return e.submit_prune(std::move(request)); });
+           if (!id.ok()) return answer(res, to_api_error(id.status()));
+           if (!id.value().ok()) return answer(res, to_api_error(id.value().status()));
+           answer(res, 202,
+                  {{"prune_id", std::to_string(id.value().value())}, {"status", "queued"}});
+       });
+    on("GET", R"(/v1/prefix_cache/prune/([^/]+))",
+       [this, on_loop](const httplib::Request& req, httplib::Response& res) {
+           if (!loop_.ready()) return answer(res, *check_serving());
+           const std::string text = req.matches[1];
+           int64_t id = 0;
+           const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), id);
+           std::optional<PruneJobResult> job;
+           if (ec == std::errc() && end == text.data() + text.size()) {
+               auto r = on_loop([id](Engine& e) { return e.prune_job(id); });
+               if (r.ok()) job = r.value();
+           }
+           if (!job) {
+               return answer(res, ApiError(404, fmt::format("no prune job '{}'", text)));
+           }
+           answer(res, 200, prune_result_json(*job));
+       });
 }
 
 }  // namespace se::server

@@ -82,6 +82,20 @@ TEST(ChainCacheTest, MismatchInvalidatesAndReleasesTheOldState) {
     }
 }
 
+TEST(ChainCacheTest, TranscriptOfTheLastTurnWhileIdle) {
+    ChainCache chains = unlimited();
+    ASSERT_TRUE(chains.begin("a", 7, iota_tokens(6), 100).ok());
+    EXPECT_EQ(chains.transcript("a").status().code(), StatusCode::kFailedPrecondition);  // busy
+    const std::vector<int32_t> turn = iota_tokens(8);  // prompt + 2 generated tokens
+    chains.park("a", std::span(turn).first(7), 1, 1, turn);
+    auto transcript = chains.transcript("a");
+    ASSERT_TRUE(transcript.ok());
+    EXPECT_EQ(transcript.value(), turn);  // the last sampled token too
+    EXPECT_EQ(chains.transcript("b").status().code(), StatusCode::kNotFound);
+    ASSERT_TRUE(chains.reclaim_lru().has_value());
+    EXPECT_EQ(chains.transcript("a").status().code(), StatusCode::kGone);
+}
+
 TEST(ChainCacheTest, BusyWhileActive) {
     ChainCache chains = unlimited();
     ASSERT_TRUE(chains.begin("a", 7, iota_tokens(5), 1).ok());
