@@ -99,6 +99,8 @@ int run_serve(ServeFlags flags) {
 void add_serve_command(CLI::App& app, std::function<int()>& run) {
     auto flags = std::make_shared<ServeFlags>();
     CLI::App* cmd = app.add_subcommand("serve", "OpenAI-compatible HTTP server (docs/serving.md)");
+    // A flag given twice takes its last value, as vLLM's argparse does (launchers append).
+    cmd->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
     add_engine_flags(*cmd, flags->engine);
     cmd->add_option("model_path", flags->positional_model,
                     "the model (as --model): GGUF file, HF model directory or alias");
