@@ -133,44 +133,43 @@ void ApiServer::install_prefix_cache_routes() {
             answer(res, 200, out);
         });
     };
-    // Runs `fn` on the loop; the engine's refusal becomes the HTTP error.
-    const auto on_loop = [this](auto fn) -> Expected<std::invoke_result_t<decltype(fn), Engine&>> {
+    // Runs `fn` (an engine operation returning Expected<T>) on the loop.
+    const auto on_loop = [this](auto fn) -> std::invoke_result_t<decltype(fn), Engine&> {
         auto result = loop_.call(fn);
         if (!result) return cancelled("the server is shutting down");
         return std::move(*result);
     };
-    selector_route(
-        "/v1/prefix_cache/inspect",
-        [on_loop](FieldReader& reader, const PrefixSelector& s,
-                  nlohmann::json& out) -> std::optional<ApiError> {
-            if (auto error = reader.finish()) return error;
-            auto r = on_loop([&](Engine& e) { return e.inspect_prefix(s.tokens, s.cache_salt); });
-            if (!r.ok()) return to_api_error(r.status());
-            if (!r.value().ok()) return to_api_error(r.value().status());
-            const RadixInspection& i = r.value().value();
-            out = {{"matched_tokens", i.matched_tokens},
-                   {"prompt_tokens", s.tokens.size()},
-                   {"num_nodes", i.num_nodes},
-                   {"resident_tokens", i.num_resident_entries},
-                   {"pruned_ranges", ranges_json(i.pruned)},
-                   {"quality_degraded", i.quality_degraded},
-                   {"in_use", i.num_in_use},
-                   {"pinned", i.num_pinned},
-                   {"prefer_evict", i.num_prefer_evict}};
-            return std::nullopt;
-        });
-    selector_route(
-        "/v1/prefix_cache/match",
-        [on_loop](FieldReader& reader, const PrefixSelector& s,
-                  nlohmann::json& out) -> std::optional<ApiError> {
-            if (auto error = reader.finish()) return error;
-            auto r = on_loop([&](Engine& e) { return e.inspect_prefix(s.tokens, s.cache_salt); });
-            if (!r.ok()) return to_api_error(r.status());
-            if (!r.value().ok()) return to_api_error(r.value().status());
-            out = {{"matched_tokens", r.value().value().matched_tokens},
-                   {"prompt_tokens", s.tokens.size()}};
-            return std::nullopt;
-        });
+    const auto inspect = [on_loop](const PrefixSelector& s) {
+        return on_loop([&](Engine& e) { return e.inspect_prefix(s.tokens, s.cache_salt); });
+    };
+    selector_route("/v1/prefix_cache/inspect",
+                   [inspect](FieldReader& reader, const PrefixSelector& s,
+                             nlohmann::json& out) -> std::optional<ApiError> {
+                       if (auto error = reader.finish()) return error;
+                       auto r = inspect(s);
+                       if (!r.ok()) return to_api_error(r.status());
+                       const RadixInspection& i = r.value();
+                       out = {{"matched_tokens", i.matched_tokens},
+                              {"prompt_tokens", s.tokens.size()},
+                              {"num_nodes", i.num_nodes},
+                              {"resident_tokens", i.num_resident_entries},
+                              {"pruned_ranges", ranges_json(i.pruned)},
+                              {"quality_degraded", i.quality_degraded},
+                              {"in_use", i.num_in_use},
+                              {"pinned", i.num_pinned},
+                              {"prefer_evict", i.num_prefer_evict}};
+                       return std::nullopt;
+                   });
+    selector_route("/v1/prefix_cache/match",
+                   [inspect](FieldReader& reader, const PrefixSelector& s,
+                             nlohmann::json& out) -> std::optional<ApiError> {
+                       if (auto error = reader.finish()) return error;
+                       auto r = inspect(s);
+                       if (!r.ok()) return to_api_error(r.status());
+                       out = {{"matched_tokens", r.value().matched_tokens},
+                              {"prompt_tokens", s.tokens.size()}};
+                       return std::nullopt;
+                   });
     selector_route("/v1/prefix_cache/delete_subtree",
                    [on_loop](FieldReader& reader, const PrefixSelector& s,
                              nlohmann::json& out) -> std::optional<ApiError> {
@@ -179,8 +178,7 @@ void ApiServer::install_prefix_cache_routes() {
                            return e.delete_prefix_subtree(s.tokens, s.cache_salt);
                        });
                        if (!r.ok()) return to_api_error(r.status());
-                       if (!r.value().ok()) return to_api_error(r.value().status());
-                       out = {{"deleted_blocks", r.value().value()}};
+                       out = {{"deleted_blocks", r.value()}};
                        return std::nullopt;
                    });
     selector_route("/v1/prefix_cache/set_eviction_priority",
@@ -197,8 +195,7 @@ void ApiServer::install_prefix_cache_routes() {
                            return e.set_prefix_priority(s.tokens, s.cache_salt, priority.value());
                        });
                        if (!r.ok()) return to_api_error(r.status());
-                       if (!r.value().ok()) return to_api_error(r.value().status());
-                       out = {{"nodes", r.value().value()}, {"priority", *name}};
+                       out = {{"nodes", r.value()}, {"priority", *name}};
                        return std::nullopt;
                    });
     on("POST", "/v1/prefix_cache/prune",
@@ -211,20 +208,17 @@ void ApiServer::install_prefix_cache_routes() {
            if (auto error = read_prune(reader, loop_.engine(), request)) return answer(res, *error);
            auto id = on_loop([&](Engine& e) { return e.submit_prune(std::move(request)); });
            if (!id.ok()) return answer(res, to_api_error(id.status()));
-           if (!id.value().ok()) return answer(res, to_api_error(id.value().status()));
-           answer(res, 202,
-                  {{"prune_id", std::to_string(id.value().value())}, {"status", "queued"}});
+           answer(res, 202, {{"prune_id", std::to_string(id.value())}, {"status", "queued"}});
        });
     on("GET", R"(/v1/prefix_cache/prune/([^/]+))",
-       [this, on_loop](const httplib::Request& req, httplib::Response& res) {
+       [this](const httplib::Request& req, httplib::Response& res) {
            if (!loop_.ready()) return answer(res, *check_serving());
            const std::string text = req.matches[1];
            int64_t id = 0;
            const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), id);
            std::optional<PruneJobResult> job;
            if (ec == std::errc() && end == text.data() + text.size()) {
-               auto r = on_loop([id](Engine& e) { return e.prune_job(id); });
-               if (r.ok()) job = r.value();
+               job = loop_.call([id](Engine& e) { return e.prune_job(id); }).value_or(std::nullopt);
            }
            if (!job) {
                return answer(res, ApiError(404, fmt::format("no prune job '{}'", text)));

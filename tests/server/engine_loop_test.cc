@@ -7,10 +7,12 @@
 #include "model/model_resolver.h"
 #include "server/chain_prompt.h"
 #include "server/engine_loop.h"
+#include "support/methods/engine_runs.h"
 
 namespace se::server {
 namespace {
 
+using se::testing::greedy;
 using std::chrono::milliseconds;
 
 std::unique_ptr<Engine> smollm2() {
@@ -25,14 +27,6 @@ std::unique_ptr<Engine> smollm2() {
     auto engine = Engine::create(config);
     SE_CHECK(engine.ok(), "%s", engine.status().to_string().c_str());
     return std::move(engine).value();
-}
-
-SamplingParams greedy(int32_t max_tokens) {
-    SamplingParams p;
-    p.temperature = 0.0f;
-    p.ignore_eos = true;
-    p.max_tokens = max_tokens;
-    return p;
 }
 
 RequestStream::Update drain(RequestStream& stream, std::string& text) {

@@ -22,25 +22,23 @@ CHAT = "/v1/chat/completions"
 _DROP = object()
 
 
-def cmpl(**fields) -> bytes:
-    body = {"model": SERVED_NAME, "prompt": "Hello", "max_tokens": 4}
+def _body(body: dict, fields: dict) -> bytes:
+    """`body` with `fields` set (or dropped, for _DROP), as JSON bytes."""
     for k, v in fields.items():
         if v is _DROP:
             body.pop(k, None)
         else:
             body[k] = v
     return json.dumps(body).encode()
+
+
+def cmpl(**fields) -> bytes:
+    return _body({"model": SERVED_NAME, "prompt": "Hello", "max_tokens": 4}, fields)
 
 
 def chat(**fields) -> bytes:
-    body = {"model": SERVED_NAME, "messages": [{"role": "user", "content": "Hello"}],
-            "max_tokens": 4}
-    for k, v in fields.items():
-        if v is _DROP:
-            body.pop(k, None)
-        else:
-            body[k] = v
-    return json.dumps(body).encode()
+    return _body({"model": SERVED_NAME, "messages": [{"role": "user", "content": "Hello"}],
+                  "max_tokens": 4}, fields)
 
 
 def raw(text: str) -> bytes:
