@@ -1,21 +1,26 @@
 # Common compile settings for every target of the project.
 add_library(se_options INTERFACE)
-target_compile_options(se_options INTERFACE -Wall -Wextra -Wno-unused-parameter)
+# Host-compiler flags reach nvcc only through -Xcompiler, so each flag names its language.
+set(se_cxx "$<COMPILE_LANGUAGE:CXX>")
+target_compile_options(se_options INTERFACE $<${se_cxx}:-Wall -Wextra -Wno-unused-parameter>
+                                            $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra,-Wno-unused-parameter>)
 target_include_directories(se_options INTERFACE ${PROJECT_SOURCE_DIR}/src)
 if(SE_NATIVE)
-  target_compile_options(se_options INTERFACE -march=native)
+  target_compile_options(se_options INTERFACE $<${se_cxx}:-march=native>)
 else()
-  target_compile_options(se_options INTERFACE -mavx2 -mfma -mf16c)
+  target_compile_options(se_options INTERFACE $<${se_cxx}:-mavx2 -mfma -mf16c>)
 endif()
 if(SE_SANITIZE)
-  target_compile_options(se_options INTERFACE -fsanitize=${SE_SANITIZE} -fno-omit-frame-pointer)
+  target_compile_options(se_options INTERFACE
+                         $<${se_cxx}:-fsanitize=${SE_SANITIZE} -fno-omit-frame-pointer>)
   target_link_options(se_options INTERFACE -fsanitize=${SE_SANITIZE})
 endif()
 
-# se_add_layer(<name> DEPS <targets...>): one static library per folder of src/.
+# se_add_layer(<name> DEPS <targets...>): one static library per folder of src/ (its .cc and,
+# in CUDA folders, .cu files).
 function(se_add_layer name)
   cmake_parse_arguments(ARG "" "" "DEPS" ${ARGN})
-  file(GLOB srcs CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*.cc)
+  file(GLOB srcs CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*.cc ${CMAKE_CURRENT_SOURCE_DIR}/*.cu)
   if(srcs)
     add_library(${name} STATIC ${srcs})
     target_link_libraries(${name} PUBLIC se_options ${ARG_DEPS})
@@ -26,6 +31,8 @@ function(se_add_layer name)
 endfunction()
 
 # se_add_test(<name> DEPS <targets...> [LABELS <labels...>]): one gtest binary per tests/ folder.
+# Its tests carry the ctest label `unit` unless LABELS names others instead: tests that need a
+# GPU say LABELS cuda, so that the CPU CI (ctest -LE cuda) never runs them.
 function(se_add_test name)
   cmake_parse_arguments(ARG "" "" "DEPS;LABELS" ${ARGN})
   file(GLOB srcs CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*.cc)
@@ -35,7 +42,10 @@ function(se_add_test name)
   add_executable(${name} ${srcs})
   target_link_libraries(${name} PRIVATE se_options ${ARG_DEPS} GTest::gtest GTest::gtest_main)
   target_compile_definitions(${name} PRIVATE SE_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
-  set(labels unit ${ARG_LABELS})
+  set(labels unit)
+  if(ARG_LABELS)
+    set(labels ${ARG_LABELS})
+  endif()
   # Tests run side by side (ctest -j): OpenMP threads that busy-wait at barriers would steal the
   # cores their siblings need, so test processes wait passively.
   gtest_discover_tests(${name} PROPERTIES LABELS "${labels}" ENVIRONMENT "OMP_WAIT_POLICY=passive"

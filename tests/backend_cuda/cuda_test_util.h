@@ -1,0 +1,130 @@
+// Helpers of the CUDA differential tests: device buffers filled from host vectors, outputs
+// poisoned with NaN before every kernel run, bf16 rounding on the host, and comparisons in which
+// NaN never passes.
+#pragma once
+
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "backend/cuda/activations.h"
+#include "backend/cuda/cuda_status.h"
+#include "backend/cuda/device_buffer.h"
+#include "core/check.h"
+#include "core/half.h"
+
+namespace se::cuda::testing {
+
+// One bf16 rounding: half an ulp with 8 significant bits is at most 2^-8 of the value. The
+// kernels compute in f32 and round once on the way out, and the references compute in f64 from
+// the same bf16 inputs, so a correct kernel is within this of the reference plus the small
+// absolute slack each test states for its f32 arithmetic.
+inline constexpr float kBf16RelTol = 1.0f / 256.0f;
+
+// The value of an Expected, or the test process stops with its Status: a CUDA failure in a
+// helper means no result to compare. ctest runs every test in its own process.
+template <typename T>
+T must(Expected<T> e) {
+    SE_CHECK(e.ok(), "%s", e.status().to_string().c_str());
+    return std::move(e).value();
+}
+
+inline void must_ok(const Status& s) {
+    SE_CHECK(s.ok(), "%s", s.to_string().c_str());
+}
+
+inline std::vector<float> random_floats(int64_t n, uint32_t seed, float lo = -1.0f,
+                                        float hi = 1.0f) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> dist(lo, hi);
+    std::vector<float> v(static_cast<size_t>(n));
+    for (float& x : v) x = dist(rng);
+    return v;
+}
+
+inline std::vector<uint16_t> to_bf16(const std::vector<float>& v) {
+    std::vector<uint16_t> out(v.size());
+    for (size_t i = 0; i < v.size(); ++i) out[i] = f32_to_bf16(v[i]);
+    return out;
+}
+
+inline std::vector<float> from_bf16(const std::vector<uint16_t>& v) {
+    std::vector<float> out(v.size());
+    for (size_t i = 0; i < v.size(); ++i) out[i] = bf16_to_f32(v[i]);
+    return out;
+}
+
+// Random values already rounded to bf16, so the kernel and the reference see the same inputs.
+inline std::vector<float> random_bf16_values(int64_t n, uint32_t seed, float lo = -1.0f,
+                                             float hi = 1.0f) {
+    return from_bf16(to_bf16(random_floats(n, seed, lo, hi)));
+}
+
+template <typename T>
+DeviceBuffer upload(const std::vector<T>& host) {
+    DeviceBuffer buf = must(DeviceBuffer::allocate(host.size() * sizeof(T)));
+    must_ok(cuda_status(
+        cudaMemcpy(buf.data(), host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice),
+        "upload"));
+    return buf;
+}
+
+// bf16 on the device from f32 values on the host (rounded to nearest even).
+inline DeviceBuffer upload_bf16(const std::vector<float>& host) {
+    return upload(to_bf16(host));
+}
+
+// A buffer of `num_bytes` filled with 0xff bytes: NaN as f32 and as bf16, so an element the
+// kernel forgot to write fails the comparison.
+inline DeviceBuffer poisoned(size_t num_bytes) {
+    DeviceBuffer buf = must(DeviceBuffer::allocate(num_bytes));
+    must_ok(cuda_status(cudaMemset(buf.data(), 0xff, num_bytes), "poison"));
+    return buf;
+}
+
+inline void poison(const DeviceBuffer& buf) {
+    must_ok(cuda_status(cudaMemset(buf.data(), 0xff, buf.size_bytes()), "poison"));
+}
+
+template <typename T>
+std::vector<T> download(const DeviceBuffer& buf, size_t count) {
+    std::vector<T> host(count);
+    must_ok(cuda_status(cudaDeviceSynchronize(), "kernel"));
+    must_ok(
+        cuda_status(cudaMemcpy(host.data(), buf.data(), count * sizeof(T), cudaMemcpyDeviceToHost),
+                    "download"));
+    return host;
+}
+
+inline std::vector<float> download_bf16(const DeviceBuffer& buf, size_t count) {
+    return from_bf16(download<uint16_t>(buf, count));
+}
+
+// Every element within abs_tol + rel_tol * |want| of want; NaN never passes.
+inline void expect_all_near(const std::vector<float>& got, const std::vector<float>& want,
+                            float abs_tol, float rel_tol, const std::string& what) {
+    ASSERT_EQ(got.size(), want.size()) << what;
+    int failures = 0;
+    for (size_t i = 0; i < got.size() && failures < 10; ++i) {
+        const float tol = abs_tol + rel_tol * std::fabs(want[i]);
+        if (!(std::fabs(got[i] - want[i]) <= tol)) {
+            ADD_FAILURE() << what << " at " << i << ": got " << got[i] << ", want " << want[i]
+                          << " (tolerance " << tol << ")";
+            ++failures;
+        }
+    }
+}
+
+// Bitwise equality of two f32 arrays (a NaN in either fails: NaN != NaN).
+inline void expect_all_equal(const std::vector<float>& got, const std::vector<float>& want,
+                             const std::string& what) {
+    expect_all_near(got, want, 0.0f, 0.0f, what);
+}
+
+}  // namespace se::cuda::testing
