@@ -1,0 +1,27 @@
+// Fused residual add + RMSNorm, the seam between sublayers:
+//   residual += x;   out = residual / rms(residual) * weight
+// with rms(r) = sqrt(mean(r^2) + eps), as HF computes it in f32.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "backend/cuda/activations.h"
+#include "core/status.h"
+
+namespace se::cuda {
+
+struct AddRmsNormParams {
+    float* residual = nullptr;      // f32 [num_rows, cols], updated in place
+    const bf16* x = nullptr;        // bf16 [num_rows, cols]; can be null: no add (first layer)
+    const float* weight = nullptr;  // f32 [cols]
+    bf16* out = nullptr;            // bf16 [num_rows, cols]
+    int32_t num_rows = 0;
+    int32_t cols = 0;  // a multiple of 8
+    float eps = 1e-6f;
+};
+
+Status add_rms_norm(const AddRmsNormParams& p, cudaStream_t stream);
+
+}  // namespace se::cuda

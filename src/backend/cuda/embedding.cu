@@ -1,0 +1,43 @@
+#include <cmath>
+
+#include "backend/cuda/bf16_vec.cuh"
+#include "backend/cuda/cuda_status.h"
+#include "backend/cuda/embedding.h"
+#include "backend/cuda/launch_checks.h"
+
+namespace se::cuda {
+namespace {
+
+constexpr int kThreads = 128;
+
+// One block per token; each thread copies 8 elements at a time.
+__global__ void __launch_bounds__(kThreads) embedding_kernel(EmbeddingParams p) {
+    const int32_t token = blockIdx.x;
+    const int32_t id = p.ids[token];
+    const bool valid = id >= 0 && id < p.vocab_size;
+    float* out = p.out + int64_t{token} * p.hidden;
+    const bf16* row = p.table + int64_t{valid ? id : 0} * p.hidden;
+    for (int32_t c = threadIdx.x * kVecElems; c < p.hidden; c += kThreads * kVecElems) {
+        float v[kVecElems];
+        load_bf16x8(row + c, v);
+        if (!valid) {
+#pragma unroll
+            for (float& x : v) x = NAN;
+        }
+        store_f32x8(out + c, v);
+    }
+}
+
+}  // namespace
+
+Status embedding(const EmbeddingParams& p, cudaStream_t stream) {
+    constexpr std::string_view kName = "embedding";
+    SE_RETURN_IF_ERROR(check_vec_elems(kName, "hidden", p.hidden));
+    SE_RETURN_IF_ERROR(check_aligned(kName, "table", p.table));
+    SE_RETURN_IF_ERROR(check_aligned(kName, "out", p.out));
+    if (p.num_tokens == 0) return Status::ok_status();
+    embedding_kernel<<<p.num_tokens, kThreads, 0, stream>>>(p);
+    return launch_status(kName);
+}
+
+}  // namespace se::cuda
