@@ -1,0 +1,54 @@
+// Paged decode attention: one query row per sequence against its whole paged bf16 KV
+// (kv_layout.h), split over the KV range and merged by log-sum-exp (lse_merge.h).
+//
+//   sequence s, kv_len 600, partitions of kDecodePartitionSize = 256 keys:
+//   keys  [0 ........ 256) [256 ...... 512) [512 .. 600)
+//          partition 0      partition 1      partition 2      <- one block each, per KV head
+//          max, sum, acc    max, sum, acc    max, sum, acc    -> workspace
+//                          \        |        /
+//                        merge: out row of every head
+//
+// A block of the first pass owns one (sequence, KV head, partition) and computes every query head
+// of that KV head's GQA group, so each K and V row is read from memory once per group.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "backend/cuda/activations.h"
+#include "core/status.h"
+
+namespace se::cuda {
+
+inline constexpr int32_t kDecodePartitionSize = 256;  // keys per partition
+inline constexpr int32_t kDecodeMaxGroup = 8;         // query heads per KV head
+
+struct DecodeAttentionParams {
+    const bf16* q = nullptr;                // bf16 [num_seqs, q_row_stride], head h at h * head_dim
+    const bf16* k_blocks = nullptr;         // bf16 [num_blocks, block_size, num_kv_heads, head_dim]
+    const bf16* v_blocks = nullptr;         // bf16 [num_blocks, block_size, num_kv_heads, head_dim]
+    const int32_t* block_tables = nullptr;  // i32 [num_seqs, block_table_stride]
+    const int32_t* kv_lens = nullptr;       // i32 [num_seqs], each in [0, max_kv_len]
+    bf16* out = nullptr;                    // bf16 [num_seqs, num_heads * head_dim]
+    float* workspace = nullptr;             // f32 [decode_attention_workspace_floats(...)], scratch
+    int64_t q_row_stride = 0;        // elements; >= num_heads * head_dim (a fused qkv row is wider)
+    int32_t block_table_stride = 0;  // entries per row of block_tables
+    int32_t max_kv_len = 0;          // host-side bound on kv_lens: sizes the grid and the workspace
+    int32_t num_seqs = 0;
+    int32_t num_heads = 0;
+    int32_t num_kv_heads = 0;  // divides num_heads, num_heads / num_kv_heads <= kDecodeMaxGroup
+    int32_t head_dim = 0;      // 64 or 128
+    int32_t block_size = 0;    // a power of two in [8, kDecodePartitionSize]
+    float scale = 1.0f;        // usually 1 / sqrt(head_dim)
+};
+
+// Floats of workspace a launch with these sizes needs.
+int64_t decode_attention_workspace_floats(int32_t num_seqs, int32_t num_heads, int32_t head_dim,
+                                          int32_t max_kv_len);
+
+// out = softmax(q k^T * scale) v over each sequence's kv_len entries; query head h reads KV head
+// h / (num_heads / num_kv_heads). Rows of sequences with kv_len 0 are zero.
+Status decode_attention(const DecodeAttentionParams& p, cudaStream_t stream);
+
+}  // namespace se::cuda

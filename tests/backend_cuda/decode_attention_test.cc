@@ -1,0 +1,225 @@
+// cuda::decode_attention against ReferenceOps::attention (f64, full softmax) over paged bf16
+// caches with scattered block tables: block sizes 16 and 32, GQA ratios 1, 3, 4, 8, head dims 64
+// and 128, ragged batches with empty sequences, lengths off the block and partition grids, long
+// sequences split over many partitions. A batched launch must also equal, bit for bit, the same
+// sequences launched one by one (the FlashInfer check: no sequence sees another's data).
+//
+// Tolerance: one bf16 rounding of the output (kBf16RelTol) plus 2e-5 absolute. Inputs are bf16
+// values in [-1, 1] (K, V) and [-2, 2] (q); the kernel's f32 scores, exponentials and weighted
+// sums of up to 4000 keys differ from f64 by a few 1e-6 of the output's scale (V's), so 2e-5
+// leaves a margin of about 5 while a wrong merge, a wrong block or a missed key moves outputs by
+// 1e-3 or more.
+#include "backend/cuda/decode_attention.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <random>
+#include <tuple>
+
+#include "backend/cpu/reference_ops.h"
+#include "cuda_test_util.h"
+
+namespace se::cuda {
+namespace {
+
+using testing::download_bf16;
+using testing::poison;
+using testing::poisoned;
+using testing::upload;
+
+constexpr int32_t kNumKvHeads = 2;
+constexpr int32_t kSpareBlocks = 3;   // blocks nobody owns: reading them would be a bug
+constexpr int32_t kTablePadding = 2;  // -1 entries past each table's end
+
+// A paged bf16 cache of random values, sequences whose blocks are scattered over it, and their
+// query rows inside wider (fused qkv) rows.
+struct DecodeFixture {
+    PagedKvLayout layout;
+    int32_t num_heads = 0;
+    int64_t q_row_stride = 0;
+    std::vector<int32_t> kv_lens;
+    std::vector<std::vector<int32_t>> tables;
+    std::vector<int32_t> padded_tables;  // i32 [num_seqs, table_stride]
+    int32_t table_stride = 0;
+    std::vector<uint16_t> k_cache;
+    std::vector<uint16_t> v_cache;
+    int64_t num_blocks = 0;
+    std::vector<float> q;  // bf16 values [num_seqs, q_row_stride]
+
+    int32_t num_seqs() const { return static_cast<int32_t>(kv_lens.size()); }
+    int64_t width() const { return int64_t{num_heads} * layout.head_dim; }
+};
+
+DecodeFixture make_fixture(const std::vector<int32_t>& kv_lens, int32_t block_size, int32_t group,
+                           int32_t head_dim, uint32_t seed) {
+    DecodeFixture f;
+    f.layout = {DType::kBF16, block_size, kNumKvHeads, head_dim};
+    f.num_heads = kNumKvHeads * group;
+    f.q_row_stride = f.width() + 2 * f.layout.entry_elems();
+    f.kv_lens = kv_lens;
+    f.num_blocks = kSpareBlocks;
+    int32_t max_blocks = 0;
+    for (int32_t len : kv_lens) {
+        const int32_t n = (len + block_size - 1) / block_size;
+        f.num_blocks += n;
+        max_blocks = std::max(max_blocks, n);
+    }
+    std::vector<int32_t> ids(f.num_blocks);
+    std::iota(ids.begin(), ids.end(), 0);
+    std::shuffle(ids.begin(), ids.end(), std::mt19937(seed));
+    f.table_stride = max_blocks + kTablePadding;
+    f.padded_tables.assign(kv_lens.size() * f.table_stride, -1);
+    size_t next = 0;
+    for (size_t s = 0; s < kv_lens.size(); ++s) {
+        const int32_t n = (kv_lens[s] + block_size - 1) / block_size;
+        f.tables.emplace_back(ids.begin() + next, ids.begin() + next + n);
+        std::copy_n(ids.begin() + next, n, f.padded_tables.begin() + s * f.table_stride);
+        next += n;
+    }
+    const int64_t cache_elems = f.num_blocks * f.layout.block_elems();
+    f.k_cache = testing::to_bf16(testing::random_floats(cache_elems, seed + 1));
+    f.v_cache = testing::to_bf16(testing::random_floats(cache_elems, seed + 2));
+    f.q = testing::random_bf16_values(kv_lens.size() * f.q_row_stride, seed + 3, -2, 2);
+    return f;
+}
+
+std::vector<float> reference(const DecodeFixture& f, float scale) {
+    std::vector<float> q(f.num_seqs() * f.width());
+    for (int32_t s = 0; s < f.num_seqs(); ++s)
+        std::copy_n(f.q.begin() + s * f.q_row_stride, f.width(), q.begin() + s * f.width());
+    const PagedKvCache cache{f.layout, const_cast<uint16_t*>(f.k_cache.data()),
+                             const_cast<uint16_t*>(f.v_cache.data()), f.num_blocks};
+    std::vector<PagedSeq> seqs;
+    for (int32_t s = 0; s < f.num_seqs(); ++s) seqs.push_back({s, 1, f.kv_lens[s], f.tables[s]});
+    std::vector<float> out(q.size());
+    ReferenceOps().attention({DType::kF32, q.data(), f.num_seqs(), f.width()}, {&cache, seqs},
+                             {.num_heads = f.num_heads,
+                              .num_kv_heads = kNumKvHeads,
+                              .head_dim = f.layout.head_dim,
+                              .scale = scale},
+                             {DType::kF32, out.data(), f.num_seqs(), f.width()});
+    return out;
+}
+
+// The fixture on the device, and launches over any contiguous range of its sequences.
+class DeviceFixture {
+  public:
+    explicit DeviceFixture(const DecodeFixture& f)
+        : f_(f),
+          q_(testing::upload_bf16(f.q)),
+          k_(upload(f.k_cache)),
+          v_(upload(f.v_cache)),
+          tables_(upload(f.padded_tables)),
+          lens_(upload(f.kv_lens)),
+          out_(poisoned(2 * f.num_seqs() * f.width())) {}
+
+    // Output rows of sequences [first, first + count), computed by one launch.
+    std::vector<float> run(int32_t first, int32_t count, int32_t max_kv_len, float scale) {
+        const int64_t floats =
+            decode_attention_workspace_floats(count, f_.num_heads, f_.layout.head_dim, max_kv_len);
+        const DeviceBuffer workspace = poisoned(sizeof(float) * floats);
+        poison(out_);
+        const Status s = decode_attention(
+            {.q = q_.as<bf16>() + first * f_.q_row_stride,
+             .k_blocks = k_.as<bf16>(),
+             .v_blocks = v_.as<bf16>(),
+             .block_tables = tables_.as<int32_t>() + int64_t{first} * f_.table_stride,
+             .kv_lens = lens_.as<int32_t>() + first,
+             .out = out_.as<bf16>(),
+             .workspace = workspace.as<float>(),
+             .q_row_stride = f_.q_row_stride,
+             .block_table_stride = f_.table_stride,
+             .max_kv_len = max_kv_len,
+             .num_seqs = count,
+             .num_heads = f_.num_heads,
+             .num_kv_heads = kNumKvHeads,
+             .head_dim = f_.layout.head_dim,
+             .block_size = f_.layout.block_size,
+             .scale = scale},
+            nullptr);
+        EXPECT_TRUE(s.ok()) << s.to_string();
+        return download_bf16(out_, count * f_.width());
+    }
+
+  private:
+    const DecodeFixture& f_;
+    DeviceBuffer q_, k_, v_, tables_, lens_, out_;
+};
+
+using DecodeParam = std::tuple<int32_t, int32_t, int32_t>;  // block size, group, head dim
+
+class DecodeAttentionTest : public ::testing::TestWithParam<DecodeParam> {
+  protected:
+    void check(const std::vector<int32_t>& kv_lens, uint32_t seed) {
+        const auto [block_size, group, head_dim] = GetParam();
+        const DecodeFixture f = make_fixture(kv_lens, block_size, group, head_dim, seed);
+        const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
+        const int32_t max_kv_len = *std::max_element(kv_lens.begin(), kv_lens.end());
+        DeviceFixture dev(f);
+
+        const std::vector<float> got = dev.run(0, f.num_seqs(), max_kv_len, scale);
+        testing::expect_all_near(got, reference(f, scale), 2e-5f, testing::kBf16RelTol, "out");
+        // A looser bound than needed sizes a larger grid; the extra blocks must do nothing.
+        testing::expect_all_equal(dev.run(0, f.num_seqs(), max_kv_len + 300, scale), got,
+                                  "max_kv_len + 300 vs batch");
+        for (int32_t s = 0; s < f.num_seqs(); ++s) {
+            const std::vector<float> alone = dev.run(s, 1, kv_lens[s], scale);
+            const std::vector<float> row(got.begin() + s * f.width(),
+                                         got.begin() + (s + 1) * f.width());
+            testing::expect_all_equal(alone, row, "sequence " + std::to_string(s) + " alone");
+        }
+    }
+};
+
+TEST_P(DecodeAttentionTest, RaggedBatchWithEmptySequences) {
+    // Around block (16, 32) and partition (256) edges, and several partitions.
+    check({1, 17, 0, 255, 256, 257, 600, 33, 0, 1100}, 11);
+}
+
+TEST_P(DecodeAttentionTest, LongSequenceOverManyPartitions) {
+    check({4000}, 12);
+}
+
+TEST_P(DecodeAttentionTest, AllSequencesEmpty) {
+    check({0, 0, 0}, 13);
+}
+
+std::string param_name(const ::testing::TestParamInfo<DecodeParam>& info) {
+    const auto [block_size, group, head_dim] = info.param;
+    return "block" + std::to_string(block_size) + "_gqa" + std::to_string(group) + "_dim" +
+           std::to_string(head_dim);
+}
+
+INSTANTIATE_TEST_SUITE_P(Paged, DecodeAttentionTest,
+                         ::testing::Combine(::testing::Values(16, 32),
+                                            ::testing::Values(1, 3, 4, 8),
+                                            ::testing::Values(64, 128)),
+                         param_name);
+
+TEST(DecodeAttentionArgs, UnsupportedShapesAreStatuses) {
+    const DecodeAttentionParams ok{.q_row_stride = 8 * 128,
+                                   .num_seqs = 1,
+                                   .num_heads = 8,
+                                   .num_kv_heads = 2,
+                                   .head_dim = 128,
+                                   .block_size = 16};
+    DecodeAttentionParams p = ok;
+    p.head_dim = 96;
+    EXPECT_EQ(decode_attention(p, nullptr).code(), StatusCode::kUnsupported);
+    p = ok;
+    p.num_heads = 32;  // group 16
+    p.q_row_stride = 32 * 128;
+    EXPECT_EQ(decode_attention(p, nullptr).code(), StatusCode::kUnsupported);
+    p = ok;
+    p.block_size = 24;
+    EXPECT_EQ(decode_attention(p, nullptr).code(), StatusCode::kUnsupported);
+    p = ok;
+    p.num_seqs = 0;
+    EXPECT_TRUE(decode_attention(p, nullptr).ok());
+}
+
+}  // namespace
+}  // namespace se::cuda
