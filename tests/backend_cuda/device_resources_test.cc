@@ -37,8 +37,10 @@ TEST(DeviceBuffer, OutOfMemoryIsResourceExhausted) {
     EXPECT_NE(a.status().message().find("cudaMalloc"), std::string::npos);
     EXPECT_NE(a.status().message().find("cudaErrorMemoryAllocation"), std::string::npos)
         << a.status().message();
-    // The failed allocation leaves no sticky error behind.
+    // The failed allocation is reported once: neither the next call nor the next launch's
+    // status sees it again.
     EXPECT_TRUE(must(DeviceBuffer::allocate(256)).data() != nullptr);
+    EXPECT_TRUE(launch_status("no launch").ok());
 }
 
 TEST(CudaStreamAndEvent, TimeAnEmptyStretch) {

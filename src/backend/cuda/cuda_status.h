@@ -11,7 +11,8 @@
 namespace se::cuda {
 
 // Ok for cudaSuccess; otherwise "<what>: <cudaGetErrorName>: <cudaGetErrorString>", with
-// kResourceExhausted for out-of-memory and kInternal for everything else.
+// kResourceExhausted for out-of-memory and kInternal for everything else. Clears the thread's
+// last-error state, so the next launch_status does not report this error again.
 Status cuda_status(cudaError_t error, std::string_view what);
 
 // The status of the last kernel launch on this thread (bad launch configuration, no device, a
