@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "../backend/backend_test_util.h"
 #include "backend/cuda/activations.h"
 #include "backend/cuda/cuda_status.h"
 #include "backend/cuda/device_buffer.h"
@@ -39,14 +40,7 @@ inline void must_ok(const Status& s) {
     SE_CHECK(s.ok(), "%s", s.to_string().c_str());
 }
 
-inline std::vector<float> random_floats(int64_t n, uint32_t seed, float lo = -1.0f,
-                                        float hi = 1.0f) {
-    std::mt19937 rng(seed);
-    std::uniform_real_distribution<float> dist(lo, hi);
-    std::vector<float> v(static_cast<size_t>(n));
-    for (float& x : v) x = dist(rng);
-    return v;
-}
+using se::testing::random_floats;  // the CPU backend tests' seeded inputs
 
 inline std::vector<uint16_t> to_bf16(const std::vector<float>& v) {
     std::vector<uint16_t> out(v.size());
