@@ -86,28 +86,23 @@ void read_common(FieldReader& reader, GenerationRequest& out) {
     number("frequency_penalty", p.frequency_penalty);
     number("repetition_penalty", p.repetition_penalty);
 
-    std::optional<int64_t> i;
-    reader.integer("top_k", -1, kInt32Max, i);
-    if (i) p.top_k = static_cast<int32_t>(*i);
-    i.reset();
-    reader.integer("seed", 0, kInt64Max, i);
-    if (i) p.seed = static_cast<uint64_t>(*i);
-    i.reset();
-    reader.integer("max_tokens", 1, kInt32Max, i);
-    if (i) p.max_tokens = static_cast<int32_t>(*i);
-    i.reset();
-    reader.integer("min_tokens", 0, kInt32Max, i);
-    if (i) p.min_tokens = static_cast<int32_t>(*i);
-    i.reset();
-    reader.integer("n", 1, kInt32Max, i);
-    if (i && *i != 1) {
+    const auto integer = [&](std::string_view key, int64_t lo, int64_t hi) {
+        std::optional<int64_t> v;
+        reader.integer(key, lo, hi, v);
+        return v;
+    };
+    if (auto v = integer("top_k", -1, kInt32Max)) p.top_k = static_cast<int32_t>(*v);
+    if (auto v = integer("seed", 0, kInt64Max)) p.seed = static_cast<uint64_t>(*v);
+    if (auto v = integer("max_tokens", 1, kInt32Max)) p.max_tokens = static_cast<int32_t>(*v);
+    if (auto v = integer("min_tokens", 0, kInt32Max)) p.min_tokens = static_cast<int32_t>(*v);
+    if (auto v = integer("n", 1, kInt32Max); v && *v != 1) {
         reader.fail(bad_request(
-            fmt::format("'n' must be 1: this server returns one choice per request, got {}", *i),
+            fmt::format("'n' must be 1: this server returns one choice per request, got {}", *v),
             "n"));
     }
-    i.reset();
-    reader.integer("best_of", 1, kInt32Max, i);
-    if (i && *i != 1) reader.fail(bad_request("'best_of' must be 1", "best_of"));
+    if (auto v = integer("best_of", 1, kInt32Max); v && *v != 1) {
+        reader.fail(bad_request("'best_of' must be 1", "best_of"));
+    }
 
     std::optional<std::vector<std::string>> stop;
     reader.strings("stop", stop);
