@@ -1,0 +1,144 @@
+#include "backend/cuda/gemm.h"
+
+#include <algorithm>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "backend/cuda/cublas_status.h"
+#include "backend/cuda/launch_checks.h"
+
+namespace se::cuda {
+namespace {
+
+constexpr std::string_view kName = "gemm";
+// Room for split-K partial sums of the largest shapes the heuristic picks split-K for.
+constexpr uint64_t kWorkspaceBytes = 32ull << 20;
+constexpr int64_t kMaxBucketM = 8192;
+
+Status shape_error(const std::string& what) {
+    return invalid_argument(std::string(kName) + ": " + what);
+}
+
+Status check_shape(const GemmShape& s) {
+    if (s.n <= 0 || s.k <= 0) {
+        return shape_error("n and k must be positive, are " + std::to_string(s.n) + " and " +
+                           std::to_string(s.k));
+    }
+    if (s.d_dtype != DType::kBF16 && s.d_dtype != DType::kF32) {
+        return shape_error("d_dtype is " + std::string(dtype_name(s.d_dtype)) +
+                           ", not bf16 or f32");
+    }
+    // 16-byte rows keep every row of W, A and D on the 16-byte alignment the cached algorithms
+    // were chosen for (make_lt_preference).
+    SE_RETURN_IF_ERROR(check_vec_elems(kName, "k (the row of W)", s.k));
+    SE_RETURN_IF_ERROR(check_vec_elems(kName, "lda", s.lda));
+    if (s.lda < s.k) {
+        return shape_error("lda " + std::to_string(s.lda) + " < k " + std::to_string(s.k));
+    }
+    if (s.ldd < s.n) {
+        return shape_error("ldd " + std::to_string(s.ldd) + " < n " + std::to_string(s.n));
+    }
+    const int64_t ldd_bytes = s.ldd * (s.d_dtype == DType::kF32 ? 4 : 2);
+    if (ldd_bytes % 16 != 0) {
+        return shape_error("ldd " + std::to_string(s.ldd) + " is " + std::to_string(ldd_bytes) +
+                           " bytes, not a multiple of 16");
+    }
+    return Status::ok_status();
+}
+
+Status check_operand(std::string_view what, const void* ptr) {
+    if (ptr == nullptr) return shape_error(std::string(what) + " is null");
+    return check_aligned(kName, what, ptr);
+}
+
+// The three layouts of one problem (see the diagram in gemm.h).
+struct Layouts {
+    LtLayout w;
+    LtLayout a;
+    LtLayout d;
+};
+
+Expected<Layouts> make_layouts(int64_t m, const GemmShape& s) {
+    const cudaDataType_t d_type = s.d_dtype == DType::kF32 ? CUDA_R_32F : CUDA_R_16BF;
+    SE_ASSIGN_OR_RETURN(LtLayout w, make_lt_layout(CUDA_R_16BF, s.k, s.n, s.k));
+    SE_ASSIGN_OR_RETURN(LtLayout a, make_lt_layout(CUDA_R_16BF, s.k, m, s.lda));
+    SE_ASSIGN_OR_RETURN(LtLayout d, make_lt_layout(d_type, s.n, m, s.ldd));
+    return Layouts{std::move(w), std::move(a), std::move(d)};
+}
+
+}  // namespace
+
+int64_t gemm_m_bucket(int64_t m) {
+    if (m > kMaxBucketM) return m;
+    int64_t bucket = 1;
+    while (bucket < m) bucket *= 2;
+    return bucket;
+}
+
+Gemm::Gemm(LtHandle handle, DeviceBuffer workspace, LtMatmulDesc desc, LtPreference preference)
+    : handle_(std::move(handle)),
+      workspace_(std::move(workspace)),
+      desc_(std::move(desc)),
+      preference_(std::move(preference)) {}
+
+Expected<Gemm> Gemm::create() {
+    SE_ASSIGN_OR_RETURN(LtHandle handle, make_lt_handle());
+    SE_ASSIGN_OR_RETURN(DeviceBuffer workspace, DeviceBuffer::allocate(kWorkspaceBytes));
+    SE_ASSIGN_OR_RETURN(LtMatmulDesc desc, make_lt_matmul_desc_tn());
+    SE_ASSIGN_OR_RETURN(LtPreference preference, make_lt_preference(kWorkspaceBytes));
+    return Gemm(std::move(handle), std::move(workspace), std::move(desc), std::move(preference));
+}
+
+Status Gemm::prepare(const GemmShape& shape, int64_t max_m) {
+    SE_RETURN_IF_ERROR(check_shape(shape));
+    if (max_m < 1) return shape_error("prepare: max_m " + std::to_string(max_m) + " < 1");
+    AlgoKey key{.shape = shape};
+    key.shape.beta = shape.beta != 0.0f ? 1.0f : 0.0f;
+    const int64_t last = gemm_m_bucket(std::min(max_m, kMaxBucketM));
+    for (key.m_bucket = 1; key.m_bucket <= last; key.m_bucket *= 2) {
+        const Expected<const cublasLtMatmulAlgo_t*> algo = algo_for(key);
+        if (!algo.ok()) return algo.status();
+    }
+    return Status::ok_status();
+}
+
+Expected<const cublasLtMatmulAlgo_t*> Gemm::algo_for(const AlgoKey& key) {
+    if (const auto it = algos_.find(key); it != algos_.end()) return &it->second;
+    // The query describes the bucket's m, not the caller's, so that run() after prepare() and
+    // run() alone pick the same algorithm for the same bucket (and so give the same bits).
+    SE_ASSIGN_OR_RETURN(Layouts l, make_layouts(key.m_bucket, key.shape));
+    cublasLtMatmulHeuristicResult_t result{};
+    int num_results = 0;
+    SE_CUBLAS_RETURN_IF_ERROR(
+        cublasLtMatmulAlgoGetHeuristic(handle_.get(), desc_.get(), l.w.get(), l.a.get(), l.d.get(),
+                                       l.d.get(), preference_.get(), 1, &result, &num_results));
+    if (num_results == 0) {
+        return unsupported(std::string(kName) + ": cuBLASLt has no algorithm for m " +
+                           std::to_string(key.m_bucket) + ", n " + std::to_string(key.shape.n) +
+                           ", k " + std::to_string(key.shape.k));
+    }
+    return &algos_.emplace(key, result.algo).first->second;
+}
+
+Status Gemm::run(const GemmArgs& args, cudaStream_t stream) {
+    const GemmShape& s = args.shape;
+    SE_RETURN_IF_ERROR(check_shape(s));
+    if (args.m < 0) return shape_error("m is " + std::to_string(args.m));
+    if (args.m == 0) return Status::ok_status();
+    SE_RETURN_IF_ERROR(check_operand("a", args.a));
+    SE_RETURN_IF_ERROR(check_operand("w", args.w));
+    SE_RETURN_IF_ERROR(check_operand("d", args.d));
+
+    AlgoKey key{.m_bucket = gemm_m_bucket(args.m), .shape = s};
+    key.shape.beta = s.beta != 0.0f ? 1.0f : 0.0f;
+    SE_ASSIGN_OR_RETURN(const cublasLtMatmulAlgo_t* algo, algo_for(key));
+    SE_ASSIGN_OR_RETURN(Layouts l, make_layouts(args.m, s));
+    const float alpha = 1.0f;
+    SE_CUBLAS_RETURN_IF_ERROR(cublasLtMatmul(
+        handle_.get(), desc_.get(), &alpha, args.w, l.w.get(), args.a, l.a.get(), &s.beta, args.d,
+        l.d.get(), args.d, l.d.get(), algo, workspace_.data(), workspace_.size_bytes(), stream));
+    return Status::ok_status();
+}
+
+}  // namespace se::cuda
