@@ -93,14 +93,19 @@ Expected<Gemm> Gemm::create() {
 Status Gemm::prepare(const GemmShape& shape, int64_t max_m) {
     SE_RETURN_IF_ERROR(check_shape(shape));
     if (max_m < 1) return shape_error("prepare: max_m " + std::to_string(max_m) + " < 1");
-    AlgoKey key{.shape = shape};
-    key.shape.beta = shape.beta != 0.0f ? 1.0f : 0.0f;
+    AlgoKey key = key_of(1, shape);
     const int64_t last = gemm_m_bucket(std::min(max_m, kMaxBucketM));
     for (key.m_bucket = 1; key.m_bucket <= last; key.m_bucket *= 2) {
         const Expected<const cublasLtMatmulAlgo_t*> algo = algo_for(key);
         if (!algo.ok()) return algo.status();
     }
     return Status::ok_status();
+}
+
+Gemm::AlgoKey Gemm::key_of(int64_t m_bucket, const GemmShape& shape) {
+    AlgoKey key{.m_bucket = m_bucket, .shape = shape};
+    key.shape.beta = shape.beta != 0.0f ? 1.0f : 0.0f;
+    return key;
 }
 
 Expected<const cublasLtMatmulAlgo_t*> Gemm::algo_for(const AlgoKey& key) {
@@ -130,9 +135,8 @@ Status Gemm::run(const GemmArgs& args, cudaStream_t stream) {
     SE_RETURN_IF_ERROR(check_operand("w", args.w));
     SE_RETURN_IF_ERROR(check_operand("d", args.d));
 
-    AlgoKey key{.m_bucket = gemm_m_bucket(args.m), .shape = s};
-    key.shape.beta = s.beta != 0.0f ? 1.0f : 0.0f;
-    SE_ASSIGN_OR_RETURN(const cublasLtMatmulAlgo_t* algo, algo_for(key));
+    SE_ASSIGN_OR_RETURN(const cublasLtMatmulAlgo_t* algo,
+                        algo_for(key_of(gemm_m_bucket(args.m), s)));
     SE_ASSIGN_OR_RETURN(Layouts l, make_layouts(args.m, s));
     const float alpha = 1.0f;
     SE_CUBLAS_RETURN_IF_ERROR(cublasLtMatmul(

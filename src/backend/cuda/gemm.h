@@ -75,6 +75,8 @@ class Gemm {
 
     Gemm(LtHandle handle, DeviceBuffer workspace, LtMatmulDesc desc, LtPreference preference);
 
+    static AlgoKey key_of(int64_t m_bucket, const GemmShape& shape);
+
     // The cached algorithm for `key`, found with the heuristic on a miss.
     Expected<const cublasLtMatmulAlgo_t*> algo_for(const AlgoKey& key);
 
