@@ -12,11 +12,7 @@
 #include <cmath>
 #include <cstdint>
 
-#if defined(__CUDACC__)
-#define SE_HOST_DEVICE __host__ __device__
-#else
-#define SE_HOST_DEVICE
-#endif
+#include "backend/cuda/host_device.h"
 
 namespace se::cuda {
 

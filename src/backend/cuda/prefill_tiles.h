@@ -1,0 +1,84 @@
+// How paged prefill attention (prefill_attention.h) cuts a ragged batch into CTAs, and which KV
+// tiles a CTA reads. Shared by the kernel and the host tests (plain C++ too).
+//
+// A CTA owns kPrefillTileRows packed rows of one sequence and one KV head. Packed row r of a
+// sequence is query token r / group of query head kv_head * group + r % group, so the heads of a
+// GQA group share every K and V tile the CTA loads:
+//
+//   packed rows  | t0 h0 | t0 h1 | t0 h2 | t0 h3 | t1 h0 | ... (group 4)
+//   tile 0       [ rows 0 .. 63 ] = tokens 0 .. 15, every head of the group
+//
+// The sequence's entries are a cached prefix and the q_len new ones; token i sees [0, prefix + i]:
+//
+//   keys     [0 ...................... prefix + first] ( ...... prefix + last]
+//             every row of the tile sees these          diagonal: masked per row
+//   KV tiles [ 0 .. num_full_kv_tiles )                 [ .. num_kv_tiles )    rest: never read
+//
+// Grid x walks tiles from the last (the most keys) down, every sequence's tile t before any
+// tile t - 1, so the longest CTAs start first and the short ones fill the tail.
+#pragma once
+
+#include <cstdint>
+
+#include "backend/cuda/host_device.h"
+
+namespace se::cuda {
+
+inline constexpr int32_t kPrefillTileRows = 64;  // packed query rows per CTA (4 warps of 16)
+inline constexpr int32_t kPrefillTileKeys = 64;  // keys per KV tile
+
+// Query tiles of the longest sequence: grid x is num_seqs times this.
+SE_HOST_DEVICE inline int32_t prefill_tiles_per_seq(int32_t max_q_len, int32_t group) {
+    const int64_t rows = int64_t{max_q_len} * group;
+    return static_cast<int32_t>((rows + kPrefillTileRows - 1) / kPrefillTileRows);
+}
+
+// The sequence and query tile of CTA `cta` (blockIdx.x).
+struct PrefillCta {
+    int32_t seq = 0;
+    int32_t tile = 0;
+};
+
+SE_HOST_DEVICE inline PrefillCta prefill_cta(int32_t cta, int32_t num_seqs, int32_t tiles_per_seq) {
+    return {cta % num_seqs, tiles_per_seq - 1 - cta / num_seqs};
+}
+
+// What one CTA computes; num_rows 0 means nothing (the tile is past its sequence's q_len).
+struct PrefillTileRange {
+    int32_t first_row = 0;          // first packed row of the tile
+    int32_t num_rows = 0;           // packed rows of the tile inside q_len * group
+    int32_t end_key = 0;            // keys [0, end_key) are visible to some row of the tile
+    int32_t num_full_kv_tiles = 0;  // KV tiles every row sees entirely: no mask
+    int32_t num_kv_tiles = 0;       // KV tiles read, the last ones masked
+
+    // The last key that packed row `row` (of the sequence) sees; -1 when none.
+    SE_HOST_DEVICE int32_t last_key(int32_t row, int32_t group, int32_t prefix) const {
+        const int32_t key = prefix + row / group;
+        return key < end_key ? key : end_key - 1;  // rows past q_len: clamped, never written
+    }
+};
+
+// prefix = kv_len - q_len (the cached entries); kv_len >= q_len.
+SE_HOST_DEVICE inline PrefillTileRange prefill_tile_range(int32_t tile, int32_t q_len,
+                                                          int32_t kv_len, int32_t group) {
+    PrefillTileRange r;
+    r.first_row = tile * kPrefillTileRows;
+    const int32_t seq_rows = q_len * group;
+    if (r.first_row >= seq_rows) return r;
+    r.num_rows =
+        seq_rows - r.first_row < kPrefillTileRows ? seq_rows - r.first_row : kPrefillTileRows;
+    const int32_t prefix = kv_len - q_len;
+    const int32_t first_token = r.first_row / group;
+    const int32_t last_token = (r.first_row + r.num_rows - 1) / group;
+    r.end_key = prefix + last_token + 1;
+    if (r.end_key <= 0) {  // kv_len < q_len breaks the contract: no keys, zero rows
+        r.end_key = 0;
+        return r;
+    }
+    const int32_t first_end = prefix + first_token + 1;  // keys the tile's first row sees
+    r.num_full_kv_tiles = first_end > 0 ? first_end / kPrefillTileKeys : 0;
+    r.num_kv_tiles = (r.end_key + kPrefillTileKeys - 1) / kPrefillTileKeys;
+    return r;
+}
+
+}  // namespace se::cuda

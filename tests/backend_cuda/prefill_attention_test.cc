@@ -1,0 +1,295 @@
+// cuda::prefill_attention against ReferenceOps::attention (f64, full causal softmax) over paged
+// bf16 caches with scattered block tables: block sizes 16 and 32, GQA ratios 1, 4, 8, head dims
+// 64 and 128; ragged batches mixing fresh prompts, chunks over a cached prefix (kv_len > q_len),
+// decode rows (q_len 1) and empty sequences (q_len 0), lengths off the 64-row, 64-key and block
+// grids, a 2000-row sequence over many tiles, q as a column slice of fused qkv rows and out rows
+// wider than the heads. Outputs are NaN-poisoned before every launch. A batched launch must equal,
+// bit for bit, each sequence launched alone, and a launch with a looser max_q_len.
+//
+// Tolerance, random inputs (q in [-2, 2], K and V in [-1, 1], all bf16): like FlashAttention-2,
+// the kernel rounds the softmax weights p (in [0, 1], relative to the running max) to bf16 before
+// P·V, while the sum l it divides by adds the unrounded f32 weights. Round-to-nearest bf16 keeps 8
+// significant bits, so |p~ - p| <= 2^-9 p and
+//   |Σ p~ v - Σ p v| / l  <=  2^-9 Σ p |v| / l  <=  2^-9 max|v|  =  1.95e-3
+// in the worst case (every rounding in the same direction). Scores, exponentials and f32 sums add
+// a few 1e-6 and the output's own bf16 rounding is kBf16RelTol of its value; so 2e-3 absolute
+// plus kBf16RelTol relative. Typical errors are far smaller (the roundings are independent), but
+// the bound is what holds for every row. A missed key, a wrong mask or a wrong block shifts a row
+// seeing n keys by about |v_key - out| / n (0.5 / n), which exceeds 2e-3 only for n below ~250:
+// the rows at the start of every fresh prompt and each decode row over a short cache. So a second
+// test makes every row sensitive: with K = 0 all scores are 0, every weight is exactly 1 (no bf16
+// rounding of p), and out is the plain mean of V over the visible keys, exact up to f32 sums
+// (relative 2^-24 per add, under 1e-5 here): tolerance 2e-5 + kBf16RelTol, against a shift of
+// about 0.5 / 2100 = 2.4e-4 for one missed or extra key in the longest row.
+#include "backend/cuda/prefill_attention.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <random>
+#include <tuple>
+
+#include "backend/cpu/reference_ops.h"
+#include "cuda_test_util.h"
+
+namespace se::cuda {
+namespace {
+
+using testing::download_bf16;
+using testing::poison;
+using testing::poisoned;
+using testing::upload;
+
+constexpr int32_t kNumKvHeads = 2;
+constexpr int32_t kSpareBlocks = 3;   // blocks nobody owns: reading them would be a bug
+constexpr int32_t kTablePadding = 2;  // -1 entries past each table's end
+constexpr int32_t kOutPadding = 16;   // out rows are this much wider than the heads
+
+struct SeqLens {
+    int32_t q_len;
+    int32_t kv_len;  // >= q_len; the cached prefix is kv_len - q_len
+};
+
+// A paged bf16 cache of random values (or zero keys), sequences whose blocks are scattered over
+// it, and their query rows inside wider (fused qkv) rows.
+struct PrefillFixture {
+    PagedKvLayout layout;
+    int32_t num_heads = 0;
+    int64_t q_row_stride = 0;
+    std::vector<int32_t> q_starts, q_lens, kv_lens;
+    int32_t num_tokens = 0;
+    std::vector<std::vector<int32_t>> tables;
+    std::vector<int32_t> padded_tables;  // i32 [num_seqs, table_stride]
+    int32_t table_stride = 0;
+    std::vector<uint16_t> k_cache, v_cache;
+    int64_t num_blocks = 0;
+    std::vector<float> q;  // bf16 values [num_tokens, q_row_stride]
+
+    int32_t num_seqs() const { return static_cast<int32_t>(q_lens.size()); }
+    int64_t width() const { return int64_t{num_heads} * layout.head_dim; }
+    int64_t out_row_stride() const { return width() + kOutPadding; }
+};
+
+struct FixtureOptions {
+    int32_t block_size = 16;
+    int32_t group = 1;
+    int32_t head_dim = 128;
+    bool zero_keys = false;  // every score 0: uniform weights
+    uint32_t seed = 1;
+};
+
+PrefillFixture make_fixture(const std::vector<SeqLens>& seqs, const FixtureOptions& o) {
+    PrefillFixture f;
+    f.layout = {DType::kBF16, o.block_size, kNumKvHeads, o.head_dim};
+    f.num_heads = kNumKvHeads * o.group;
+    f.q_row_stride = f.width() + 2 * f.layout.entry_elems();
+    f.num_blocks = kSpareBlocks;
+    int32_t max_blocks = 0;
+    for (const SeqLens& s : seqs) {
+        f.q_starts.push_back(f.num_tokens);
+        f.q_lens.push_back(s.q_len);
+        f.kv_lens.push_back(s.kv_len);
+        f.num_tokens += s.q_len;
+        const int32_t n = (s.kv_len + o.block_size - 1) / o.block_size;
+        f.num_blocks += n;
+        max_blocks = std::max(max_blocks, n);
+    }
+    std::vector<int32_t> ids(f.num_blocks);
+    std::iota(ids.begin(), ids.end(), 0);
+    std::shuffle(ids.begin(), ids.end(), std::mt19937(o.seed));
+    f.table_stride = max_blocks + kTablePadding;
+    f.padded_tables.assign(seqs.size() * f.table_stride, -1);
+    size_t next = 0;
+    for (size_t s = 0; s < seqs.size(); ++s) {
+        const int32_t n = (seqs[s].kv_len + o.block_size - 1) / o.block_size;
+        f.tables.emplace_back(ids.begin() + next, ids.begin() + next + n);
+        std::copy_n(ids.begin() + next, n, f.padded_tables.begin() + s * f.table_stride);
+        next += n;
+    }
+    const int64_t cache_elems = f.num_blocks * f.layout.block_elems();
+    f.k_cache = o.zero_keys ? std::vector<uint16_t>(cache_elems, 0)
+                            : testing::to_bf16(testing::random_floats(cache_elems, o.seed + 1));
+    f.v_cache = testing::to_bf16(testing::random_floats(cache_elems, o.seed + 2));
+    f.q = testing::random_bf16_values(int64_t{std::max(f.num_tokens, 1)} * f.q_row_stride,
+                                      o.seed + 3, -2, 2);
+    return f;
+}
+
+std::vector<float> reference(const PrefillFixture& f, float scale) {
+    std::vector<float> q(f.num_tokens * f.width());
+    for (int32_t t = 0; t < f.num_tokens; ++t)
+        std::copy_n(f.q.begin() + t * f.q_row_stride, f.width(), q.begin() + t * f.width());
+    const PagedKvCache cache{f.layout, const_cast<uint16_t*>(f.k_cache.data()),
+                             const_cast<uint16_t*>(f.v_cache.data()), f.num_blocks};
+    std::vector<PagedSeq> seqs;
+    for (int32_t s = 0; s < f.num_seqs(); ++s)
+        seqs.push_back({f.q_starts[s], f.q_lens[s], f.kv_lens[s], f.tables[s]});
+    std::vector<float> out(q.size());
+    ReferenceOps().attention({DType::kF32, q.data(), f.num_tokens, f.width()}, {&cache, seqs},
+                             {.num_heads = f.num_heads,
+                              .num_kv_heads = kNumKvHeads,
+                              .head_dim = f.layout.head_dim,
+                              .scale = scale},
+                             {DType::kF32, out.data(), f.num_tokens, f.width()});
+    return out;
+}
+
+// The fixture on the device, and launches over any contiguous range of its sequences.
+class DeviceFixture {
+  public:
+    explicit DeviceFixture(const PrefillFixture& f)
+        : f_(f),
+          q_(testing::upload_bf16(f.q)),
+          k_(upload(f.k_cache)),
+          v_(upload(f.v_cache)),
+          tables_(upload(f.padded_tables)),
+          q_starts_(upload(f.q_starts)),
+          q_lens_(upload(f.q_lens)),
+          kv_lens_(upload(f.kv_lens)),
+          out_(poisoned(2 * std::max(f.num_tokens, 1) * f.out_row_stride())) {}
+
+    // The heads of every output row after one launch over sequences [first, first + count);
+    // rows of other sequences stay NaN.
+    std::vector<float> run(int32_t first, int32_t count, int32_t max_q_len, float scale) {
+        poison(out_);
+        const Status s = prefill_attention(
+            {.q = q_.as<bf16>(),
+             .k_blocks = k_.as<bf16>(),
+             .v_blocks = v_.as<bf16>(),
+             .block_tables = tables_.as<int32_t>() + int64_t{first} * f_.table_stride,
+             .q_start = q_starts_.as<int32_t>() + first,
+             .q_len = q_lens_.as<int32_t>() + first,
+             .kv_len = kv_lens_.as<int32_t>() + first,
+             .out = out_.as<bf16>(),
+             .q_row_stride = f_.q_row_stride,
+             .out_row_stride = f_.out_row_stride(),
+             .block_table_stride = f_.table_stride,
+             .num_seqs = count,
+             .num_tokens = f_.num_tokens,
+             .max_q_len = max_q_len,
+             .num_heads = f_.num_heads,
+             .num_kv_heads = kNumKvHeads,
+             .head_dim = f_.layout.head_dim,
+             .block_size = f_.layout.block_size,
+             .scale = scale},
+            nullptr);
+        EXPECT_TRUE(s.ok()) << s.to_string();
+        const std::vector<float> rows = download_bf16(out_, f_.num_tokens * f_.out_row_stride());
+        std::vector<float> heads(f_.num_tokens * f_.width());
+        for (int32_t t = 0; t < f_.num_tokens; ++t) {
+            std::copy_n(rows.begin() + t * f_.out_row_stride(), f_.width(),
+                        heads.begin() + t * f_.width());
+        }
+        return heads;
+    }
+
+  private:
+    const PrefillFixture& f_;
+    DeviceBuffer q_, k_, v_, tables_, q_starts_, q_lens_, kv_lens_, out_;
+};
+
+std::vector<float> rows_of(const PrefillFixture& f, const std::vector<float>& out, int32_t seq) {
+    const auto begin = out.begin() + f.q_starts[seq] * f.width();
+    return {begin, begin + f.q_lens[seq] * f.width()};
+}
+
+using PrefillParam = std::tuple<int32_t, int32_t, int32_t>;  // block size, group, head dim
+
+class PrefillAttentionTest : public ::testing::TestWithParam<PrefillParam> {
+  protected:
+    void check(const std::vector<SeqLens>& seqs, bool zero_keys, uint32_t seed) {
+        const auto [block_size, group, head_dim] = GetParam();
+        const PrefillFixture f = make_fixture(seqs, {.block_size = block_size,
+                                                     .group = group,
+                                                     .head_dim = head_dim,
+                                                     .zero_keys = zero_keys,
+                                                     .seed = seed});
+        const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
+        const int32_t max_q_len = *std::max_element(f.q_lens.begin(), f.q_lens.end());
+        DeviceFixture dev(f);
+
+        const std::vector<float> got = dev.run(0, f.num_seqs(), max_q_len, scale);
+        const float abs_tol = zero_keys ? 2e-5f : 2e-3f;
+        testing::expect_all_near(got, reference(f, scale), abs_tol, testing::kBf16RelTol, "out");
+        // A looser bound sizes a larger grid; the extra CTAs must do nothing.
+        testing::expect_all_equal(dev.run(0, f.num_seqs(), max_q_len + 100, scale), got,
+                                  "max_q_len + 100 vs batch");
+        for (int32_t s = 0; s < f.num_seqs(); ++s) {
+            const std::vector<float> alone = dev.run(s, 1, f.q_lens[s], scale);
+            testing::expect_all_equal(rows_of(f, alone, s), rows_of(f, got, s),
+                                      "sequence " + std::to_string(s) + " alone");
+        }
+    }
+};
+
+// Fresh prompts, chunks over cached prefixes, decode rows, empty sequences, around the 64-row,
+// 64-key and block edges.
+const std::vector<SeqLens> kRaggedBatch = {{1, 1},   {17, 17},  {0, 0},   {0, 40},
+                                           {1, 300}, {65, 300}, {64, 64}, {200, 263},
+                                           {33, 33}, {1, 37},   {16, 80}, {130, 130}};
+
+TEST_P(PrefillAttentionTest, RaggedChunkedBatch) {
+    check(kRaggedBatch, /*zero_keys=*/false, 21);
+}
+
+TEST_P(PrefillAttentionTest, LongSequenceOverManyTiles) {
+    check({{2000, 2000}}, /*zero_keys=*/false, 22);
+}
+
+TEST_P(PrefillAttentionTest, UniformWeightsSeeExactlyTheCausalKeys) {
+    std::vector<SeqLens> seqs = kRaggedBatch;
+    seqs.push_back({1500, 2100});  // a long chunk over a 600-entry prefix
+    check(seqs, /*zero_keys=*/true, 23);
+}
+
+TEST_P(PrefillAttentionTest, AllSequencesEmpty) {
+    check({{0, 0}, {0, 5}, {0, 0}}, /*zero_keys=*/false, 24);
+}
+
+std::string param_name(const ::testing::TestParamInfo<PrefillParam>& info) {
+    const auto [block_size, group, head_dim] = info.param;
+    return "block" + std::to_string(block_size) + "_gqa" + std::to_string(group) + "_dim" +
+           std::to_string(head_dim);
+}
+
+INSTANTIATE_TEST_SUITE_P(Paged, PrefillAttentionTest,
+                         ::testing::Combine(::testing::Values(16, 32), ::testing::Values(1, 4, 8),
+                                            ::testing::Values(64, 128)),
+                         param_name);
+
+TEST(PrefillAttentionArgs, UnsupportedShapesAreStatuses) {
+    const PrefillAttentionParams ok{.q_row_stride = 8 * 128,
+                                    .out_row_stride = 8 * 128,
+                                    .num_seqs = 1,
+                                    .num_heads = 8,
+                                    .num_kv_heads = 2,
+                                    .head_dim = 128,
+                                    .block_size = 16};
+    PrefillAttentionParams p = ok;
+    p.head_dim = 96;
+    EXPECT_EQ(prefill_attention(p, nullptr).code(), StatusCode::kUnsupported);
+    p = ok;
+    p.num_heads = 32;  // group 16
+    p.q_row_stride = p.out_row_stride = 32 * 128;
+    EXPECT_EQ(prefill_attention(p, nullptr).code(), StatusCode::kUnsupported);
+    p = ok;
+    p.block_size = 24;
+    EXPECT_EQ(prefill_attention(p, nullptr).code(), StatusCode::kUnsupported);
+    p = ok;
+    p.q_row_stride = 8 * 128 + 4;
+    EXPECT_EQ(prefill_attention(p, nullptr).code(), StatusCode::kInvalidArgument);
+    p = ok;
+    p.out_row_stride = 7 * 128;
+    EXPECT_EQ(prefill_attention(p, nullptr).code(), StatusCode::kInvalidArgument);
+    p = ok;
+    p.num_seqs = 0;
+    EXPECT_TRUE(prefill_attention(p, nullptr).ok());
+    p = ok;
+    p.max_q_len = 0;  // nothing to launch
+    EXPECT_TRUE(prefill_attention(p, nullptr).ok());
+}
+
+}  // namespace
+}  // namespace se::cuda
