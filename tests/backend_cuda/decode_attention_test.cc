@@ -1,8 +1,15 @@
 // cuda::decode_attention against ReferenceOps::attention (f64, full softmax) over paged bf16
 // caches with scattered block tables: block sizes 16 and 32, GQA ratios 1, 3, 4, 8, head dims 64
-// and 128, ragged batches with empty sequences, lengths off the block and partition grids, long
-// sequences split over many partitions. A batched launch must also equal, bit for bit, the same
-// sequences launched one by one (the FlashInfer check: no sequence sees another's data).
+// and 128, ragged batches with empty sequences, lengths off the block, tile (16) and partition
+// grids, long sequences split over many partitions, and batches large enough that the partition
+// rule (decode_partition.h) picks 512 and 1024 keys.
+//
+// A batched launch must also equal, bit for bit, the same sequences launched one by one (the
+// FlashInfer check: no sequence sees another's data). Outputs are bit-reproducible only between
+// launches that split a sequence into the same partitions, and the partition size depends on the
+// launch's (num_seqs, max_kv_len); so each one-by-one launch passes a max_kv_len bound large enough
+// for the rule to pick the batch's partition size (a looser bound is allowed, and its extra
+// partitions must do nothing).
 //
 // Tolerance: one bf16 rounding of the output (kBf16RelTol) plus 2e-5 absolute. Inputs are bf16
 // values in [-1, 1] (K, V) and [-2, 2] (q); the kernel's f32 scores, exponentials and weighted
@@ -153,24 +160,41 @@ using DecodeParam = std::tuple<int32_t, int32_t, int32_t>;  // block size, group
 
 class DecodeAttentionTest : public ::testing::TestWithParam<DecodeParam> {
   protected:
-    void check(const std::vector<int32_t>& kv_lens, uint32_t seed) {
+    // want_partition: the partition size the batch launch must get (0: any).
+    void check(const std::vector<int32_t>& kv_lens, uint32_t seed, int32_t want_partition = 0) {
         const auto [block_size, group, head_dim] = GetParam();
         const DecodeFixture f = make_fixture(kv_lens, block_size, group, head_dim, seed);
         const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
         const int32_t max_kv_len = *std::max_element(kv_lens.begin(), kv_lens.end());
+        const int32_t partition = decode_partition_size(f.num_seqs(), max_kv_len);
+        if (want_partition != 0) {
+            ASSERT_EQ(partition, want_partition);
+        }
         DeviceFixture dev(f);
 
         const std::vector<float> got = dev.run(0, f.num_seqs(), max_kv_len, scale);
         testing::expect_all_near(got, reference(f, scale), 2e-5f, testing::kBf16RelTol, "out");
         // A looser bound than needed sizes a larger grid; the extra blocks must do nothing.
+        ASSERT_EQ(decode_partition_size(f.num_seqs(), max_kv_len + 300), partition);
         testing::expect_all_equal(dev.run(0, f.num_seqs(), max_kv_len + 300, scale), got,
                                   "max_kv_len + 300 vs batch");
         for (int32_t s = 0; s < f.num_seqs(); ++s) {
-            const std::vector<float> alone = dev.run(s, 1, kv_lens[s], scale);
+            const int32_t bound = alone_bound(kv_lens[s], partition);
+            ASSERT_EQ(decode_partition_size(1, bound), partition) << "sequence " << s;
+            const std::vector<float> alone = dev.run(s, 1, bound, scale);
             const std::vector<float> row(got.begin() + s * f.width(),
                                          got.begin() + (s + 1) * f.width());
             testing::expect_all_equal(alone, row, "sequence " + std::to_string(s) + " alone");
         }
+    }
+
+    // The smallest max_kv_len >= kv_len, doubling, for which a launch of one sequence gets
+    // `partition` keys per partition (the rule grows with max_kv_len; kv_len itself when it
+    // already does).
+    static int32_t alone_bound(int32_t kv_len, int32_t partition) {
+        int32_t bound = kv_len;
+        while (decode_partition_size(1, bound) < partition) bound = std::max(2 * bound, 1);
+        return bound;
     }
 };
 
@@ -185,6 +209,22 @@ TEST_P(DecodeAttentionTest, LongSequenceOverManyPartitions) {
 
 TEST_P(DecodeAttentionTest, AllSequencesEmpty) {
     check({0, 0, 0}, 13);
+}
+
+// lengths[i % size] for i < num_seqs: a batch of short sequences with a few long ones.
+std::vector<int32_t> cycled(const std::vector<int32_t>& lengths, int32_t num_seqs) {
+    std::vector<int32_t> out;
+    for (int32_t i = 0; i < num_seqs; ++i) out.push_back(lengths[i % lengths.size()]);
+    return out;
+}
+
+TEST_P(DecodeAttentionTest, BatchOf64TakesPartitionsOf512) {
+    // Around the 512 edge (one partition, written directly, or two merged) and the tile edges.
+    check(cycled({0, 1, 15, 16, 17, 48, 511, 512, 513, 600, 3, 90}, 64), 14, 512);
+}
+
+TEST_P(DecodeAttentionTest, BatchOf128TakesPartitionsOf1024) {
+    check(cycled({1, 1023, 0, 1024, 7, 1025, 1100, 64, 200, 31}, 128), 15, 1024);
 }
 
 std::string param_name(const ::testing::TestParamInfo<DecodeParam>& info) {

@@ -1,7 +1,7 @@
 // Paged decode attention: one query row per sequence against its whole paged bf16 KV
 // (kv_layout.h), split over the KV range and merged by log-sum-exp (lse_merge.h).
 //
-//   sequence s, kv_len 600, partitions of kDecodePartitionSize = 256 keys:
+//   sequence s, kv_len 600, partitions of 256 keys (decode_partition.h picks 256, 512 or 1024):
 //   keys  [0 ........ 256) [256 ...... 512) [512 .. 600)
 //          partition 0      partition 1      partition 2      <- one block each, per KV head
 //          max, sum, acc    max, sum, acc    max, sum, acc    -> workspace
@@ -9,7 +9,8 @@
 //                        merge: out row of every head
 //
 // A block of the first pass owns one (sequence, KV head, partition) and computes every query head
-// of that KV head's GQA group, so each K and V row is read from memory once per group.
+// of that KV head's GQA group, so each K and V row is read from memory once per group. A sequence
+// that fits in one partition skips the workspace: its block writes the output rows.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -17,12 +18,12 @@
 #include <cstdint>
 
 #include "backend/cuda/activations.h"
+#include "backend/cuda/decode_partition.h"
 #include "core/status.h"
 
 namespace se::cuda {
 
-inline constexpr int32_t kDecodePartitionSize = 256;  // keys per partition
-inline constexpr int32_t kDecodeMaxGroup = 8;         // query heads per KV head
+inline constexpr int32_t kDecodeMaxGroup = 8;  // query heads per KV head
 
 struct DecodeAttentionParams {
     const bf16* q = nullptr;                // bf16 [num_seqs, q_row_stride], head h at h * head_dim
@@ -39,7 +40,7 @@ struct DecodeAttentionParams {
     int32_t num_heads = 0;
     int32_t num_kv_heads = 0;  // divides num_heads, num_heads / num_kv_heads <= kDecodeMaxGroup
     int32_t head_dim = 0;      // 64 or 128
-    int32_t block_size = 0;    // a power of two in [8, kDecodePartitionSize]
+    int32_t block_size = 0;    // a power of two in [8, kDecodeMinPartition]
     float scale = 1.0f;        // usually 1 / sqrt(head_dim)
 };
 

@@ -1,5 +1,6 @@
 // The log-sum-exp merge of split-KV attention, shared by the GPU merge kernel and the host
-// tests (it compiles as plain C++ too).
+// tests (it compiles as plain C++ too). The GPU merge finds M and the total with a block-wide
+// reduction rather than lse_merge's loop, then weighs partitions by LseMerge::scale.
 //
 // Partition p of one (sequence, head) row covers some of its keys and keeps, over its scores s:
 //   max_p = max s,   sum_p = Σ exp(s - max_p),   acc_p[d] = Σ exp(s - max_p) · v[d]
