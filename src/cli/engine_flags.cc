@@ -31,7 +31,14 @@ void add_engine_flags(CLI::App& app, EngineFlags& f) {
         ->capture_default_str();
     app.add_option("--served-model-name", f.served_model_name,
                    "model name in responses and metrics (default: the model path)");
-    app.add_option("--kv-cache-memory", f.kv_cache_memory, "memory for the KV cache, e.g. 4GiB")
+    app.add_option("--device", f.device, "auto (cuda when a GPU is usable, else cpu) | cpu | cuda")
+        ->capture_default_str();
+    app.add_option("--gpu-memory-utilization", f.gpu_memory_utilization,
+                   "share of the GPU's memory for weights, activations and the KV cache")
+        ->capture_default_str();
+    app.add_option("--kv-cache-memory", f.kv_cache_memory,
+                   "memory for the KV cache, e.g. 4GiB (auto: 4GiB on the CPU, on a GPU what "
+                   "--gpu-memory-utilization leaves)")
         ->capture_default_str();
     app.add_option("--kv-cache-dtype", f.kv_cache_dtype,
                    "auto (float32 on the CPU) | float32 | bfloat16 | float16")
@@ -104,9 +111,22 @@ Expected<EngineConfig> to_engine_config(const EngineFlags& f) {
     config.block_size = f.block_size;
     config.enable_prefix_caching = f.enable_prefix_caching;
     config.served_model_name = f.served_model_name;
-    auto bytes = parse_byte_size(f.kv_cache_memory);
-    if (!bytes.ok()) return bytes.status().with_context("--kv-cache-memory");
-    config.kv_cache_memory_bytes = bytes.value();
+    if (f.kv_cache_memory != "auto") {
+        auto bytes = parse_byte_size(f.kv_cache_memory);
+        if (!bytes.ok()) return bytes.status().with_context("--kv-cache-memory");
+        if (bytes.value() <= 0) return invalid_argument("--kv-cache-memory must be positive");
+        config.kv_cache_memory_bytes = bytes.value();
+    }
+    if (f.device != "auto" && f.device != "cpu" && f.device != "cuda") {
+        return invalid_argument(
+            fmt::format("--device '{}' is not one of auto, cpu, cuda", f.device));
+    }
+    config.device = f.device;
+    if (!(f.gpu_memory_utilization > 0.0f && f.gpu_memory_utilization <= 1.0f)) {
+        return invalid_argument(fmt::format("--gpu-memory-utilization must be in (0, 1], got {}",
+                                            f.gpu_memory_utilization));
+    }
+    config.gpu_memory_utilization = f.gpu_memory_utilization;
     config.kv_cache_dtype = f.kv_cache_dtype;
     config.sparse_method = f.sparse_method;
     // A JSON object, or @path to a file holding one.

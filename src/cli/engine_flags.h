@@ -17,7 +17,9 @@ struct EngineFlags {
     int32_t block_size = 16;
     bool enable_prefix_caching = true;
     std::string served_model_name;
-    std::string kv_cache_memory = "4GiB";
+    std::string device = "auto";
+    float gpu_memory_utilization = 0.9f;
+    std::string kv_cache_memory = "auto";
     std::string kv_cache_dtype = "auto";
     std::string sparse_method = "dense";
     std::string sparse_config = "{}";

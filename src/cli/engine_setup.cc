@@ -30,10 +30,11 @@ Expected<std::unique_ptr<Engine>> start_engine(const EngineFlags& flags) {
     SE_ASSIGN_OR_RETURN(std::unique_ptr<Engine> engine, Engine::create(config));
     const ModelConfig& mc = engine->model_config();
     fmt::print(stderr,
-               "model {} ({}, {} layers, hidden {}), method {}, KV capacity {} tokens, "
+               "model {} ({}, {} layers, hidden {}), device {}, method {}, KV capacity {} tokens, "
                "max-model-len {}\n",
                config.load.model, mc.architecture, mc.num_layers, mc.hidden_size,
-               config.sparse_method, engine->kv_capacity_tokens(), engine->max_model_len());
+               engine->device_name(), config.sparse_method, engine->kv_capacity_tokens(),
+               engine->max_model_len());
     return engine;
 }
 

@@ -19,7 +19,7 @@
 #include <string_view>
 #include <vector>
 
-#include "backend/cpu/cpu_ops.h"
+#include "backend/ops.h"
 #include "engine/chain_aware_oracle.h"
 #include "engine/engine_config.h"
 #include "engine/engine_stats.h"
@@ -61,6 +61,8 @@ class Engine {
     const EngineConfig& config() const { return config_; }
     // Tokens of full history (every layer) the KV pool holds.
     int64_t kv_capacity_tokens() const;
+    // The backend the model runs on: "cpu" or "cuda".
+    std::string_view device_name() const { return ops_->name(); }
 
     // Queues a request. Errors (the request is not queued) name the bad field: an invalid
     // sampling parameter, an empty prompt, a prompt longer than max_model_len, or a request
@@ -132,6 +134,9 @@ class Engine {
     explicit Engine(const EngineConfig& config) : config_(config) {}
     Status init();
     Status init_tokenizer();
+    Status init_backend();
+    Expected<int64_t> kv_cache_bytes() const;
+    int64_t max_step_tokens() const;
     Status init_method();
     Status init_chains();
     // Chain Cache steps (engine_chains.cc).
@@ -171,7 +176,7 @@ class Engine {
     std::vector<int32_t> eos_token_ids_;
     int32_t max_model_len_ = 0;
     uint64_t cache_ns_base_ = 0;
-    std::unique_ptr<CpuOps> ops_;
+    std::unique_ptr<Ops> ops_;
     std::unique_ptr<DecoderModel> model_;
     Method method_;
     std::unique_ptr<SparseController> controller_;

@@ -12,12 +12,16 @@
 namespace se {
 
 struct EngineConfig {
-    LoadOptions load;                   // --model, --load-format, --dtype
-    int32_t max_model_len = 0;          // 0: the model's max_position_embeddings
-    int32_t block_size = 16;            // --block-size: KV entries per block
-    bool enable_prefix_caching = true;  // --enable-prefix-caching / --no-enable-prefix-caching
-    std::string served_model_name;      // --served-model-name (metrics label; default: the path)
-    int64_t kv_cache_memory_bytes = int64_t{4} << 30;  // --kv-cache-memory (CPU)
+    LoadOptions load;                     // --model, --load-format, --dtype
+    int32_t max_model_len = 0;            // 0: the model's max_position_embeddings
+    int32_t block_size = 16;              // --block-size: KV entries per block
+    bool enable_prefix_caching = true;    // --enable-prefix-caching / --no-enable-prefix-caching
+    std::string served_model_name;        // --served-model-name (metrics label; default: the path)
+    std::string device = "cpu";           // --device: auto | cpu | cuda (backend_factory.h)
+    float gpu_memory_utilization = 0.9f;  // --gpu-memory-utilization: share of the GPU's memory
+    // --kv-cache-memory; 0: 4 GiB on the CPU, on a GPU what --gpu-memory-utilization leaves
+    // after weights and activations.
+    int64_t kv_cache_memory_bytes = 0;
     std::string kv_cache_dtype = "auto";  // auto (F32 on the CPU) | float32 | bfloat16 | float16
     std::string sparse_method;            // --sparse-method (a registered method id)
     nlohmann::json sparse_config = nlohmann::json::object();  // --sparse-config

@@ -5,13 +5,15 @@
 #include <algorithm>
 #include <cmath>
 
+#include "engine/backend_factory.h"
 #include "engine/engine.h"
+#include "engine/weight_upload.h"
 
 namespace se {
 namespace {
 
-Expected<DType> kv_dtype_of(const std::string& name) {
-    if (name == "auto") return DType::kF32;  // the CPU backend's activation dtype
+Expected<DType> kv_dtype_of(const std::string& name, const Ops& ops) {
+    if (name == "auto") return ops.activation_dtype();
     std::optional<DType> dtype = parse_dtype(name);
     if (!dtype) {
         return invalid_argument(fmt::format(
@@ -53,9 +55,12 @@ Status Engine::init() {
         return invalid_argument(
             "--max-num-seqs, --max-num-batched-tokens and --prefill-chunk-size must be >= 1");
     }
-    ops_ = std::make_unique<CpuOps>(CpuOptions{.num_threads = config_.num_threads});
+    SE_RETURN_IF_ERROR(init_backend());
     SE_ASSIGN_OR_RETURN(model_, DecoderModel::create(mc, loaded_.weights, *ops_));
+    // Every buffer a step writes exists before the KV arena takes what memory is left.
+    SE_RETURN_IF_ERROR(model_->reserve(max_step_tokens(), sc.max_num_seqs));
     SE_RETURN_IF_ERROR(init_method());
+    SE_RETURN_IF_ERROR(runner_->reserve(sc.max_num_seqs));
     SE_RETURN_IF_ERROR(init_chains());
     scheduler_ = std::make_unique<Scheduler>(
         sc, *oracle_, [this](const Sequence& seq) { return prefix_query(seq); });
@@ -81,13 +86,66 @@ Status Engine::init_tokenizer() {
     return {};
 }
 
+Status Engine::init_backend() {
+    SE_ASSIGN_OR_RETURN(ops_, create_backend({.device = config_.device,
+                                              .num_threads = config_.num_threads,
+                                              .max_step_tokens = max_step_tokens(),
+                                              .max_seqs = config_.scheduler.max_num_seqs,
+                                              .max_model_len = max_model_len_,
+                                              .block_size = config_.block_size}));
+    if (ops_->host_memory()) return {};
+    // The weights move to the device once; the host copy goes (an 8B model is 16 GB).
+    SE_ASSIGN_OR_RETURN(
+        WeightStore device,
+        upload_weights(loaded_.weights, *ops_, ops_->activation_dtype(), config_.load.on_progress));
+    loaded_.weights = std::move(device);
+    return {};
+}
+
+int64_t Engine::max_step_tokens() const {
+    const SchedulerConfig& sc = config_.scheduler;
+    // A step is at most max_num_batched_tokens tokens, and never fewer than one per sequence.
+    return std::max<int64_t>(sc.max_num_batched_tokens, sc.max_num_seqs);
+}
+
+Expected<int64_t> Engine::kv_cache_bytes() const {
+    if (config_.kv_cache_memory_bytes > 0) return config_.kv_cache_memory_bytes;
+    const std::optional<DeviceMemoryInfo> memory = ops_->device_memory();
+    if (!memory) return int64_t{4} << 30;  // host memory: --kv-cache-memory's default
+    const float util = config_.gpu_memory_utilization;
+    if (!(util > 0.0f && util <= 1.0f)) {
+        return invalid_argument(
+            fmt::format("--gpu-memory-utilization must be in (0, 1], got {}", util));
+    }
+    // What this process may use, less what the device already holds (weights, activations, and
+    // anything else on it), less the logits and room for workspaces that grow with the step.
+    const int64_t used = memory->total_bytes - memory->free_bytes;
+    const int64_t logits = int64_t{config_.scheduler.max_num_seqs} * loaded_.config.vocab_size * 4;
+    constexpr int64_t kWorkspaceReserve = int64_t{1} << 30;
+    const auto budget = static_cast<int64_t>(static_cast<double>(memory->total_bytes) * util);
+    const int64_t kv = budget - used - logits - kWorkspaceReserve;
+    if (kv <= 0) {
+        return resource_exhausted(fmt::format(
+            "--gpu-memory-utilization {}: {:.1f} GiB of the GPU's {:.1f} GiB leave no room for "
+            "the KV cache after {:.1f} GiB in use (weights, activations, other processes)",
+            util, budget / 1073741824.0, memory->total_bytes / 1073741824.0, used / 1073741824.0));
+    }
+    return kv;
+}
+
 Status Engine::init_method() {
     const ModelConfig& mc = loaded_.config;
     if (config_.block_size <= 0 || config_.block_size > 1024) {
         return invalid_argument(
             fmt::format("--block-size must be in [1, 1024], got {}", config_.block_size));
     }
-    SE_ASSIGN_OR_RETURN(DType kv_dtype, kv_dtype_of(config_.kv_cache_dtype));
+    SE_ASSIGN_OR_RETURN(DType kv_dtype, kv_dtype_of(config_.kv_cache_dtype, *ops_));
+    if (!ops_->host_memory() && kv_dtype != ops_->activation_dtype()) {
+        return invalid_argument(fmt::format("--kv-cache-dtype {}: the {} backend keeps KV in {}",
+                                            config_.kv_cache_dtype, ops_->name(),
+                                            dtype_name(ops_->activation_dtype())));
+    }
+    SE_ASSIGN_OR_RETURN(const int64_t kv_bytes, kv_cache_bytes());
     const MethodContext context{
         .model = mc,
         .ops = *ops_,
@@ -95,12 +153,18 @@ Status Engine::init_method() {
                       .block_size = config_.block_size,
                       .num_kv_heads = mc.num_kv_heads,
                       .head_dim = mc.head_dim},
-        .kv_cache_bytes = config_.kv_cache_memory_bytes,
+        .kv_cache_bytes = kv_bytes,
         .knobs = config_.sparse_config,
         .enable_prefix_caching = config_.enable_prefix_caching,
         .max_step_tokens = std::min(config_.scheduler.prefill_chunk_size,
                                     config_.scheduler.max_num_batched_tokens)};
     SE_ASSIGN_OR_RETURN(method_, builtin_methods().create(config_.sparse_method, context));
+    if (!ops_->host_memory() && method_.runtime->reads_activations_on_host()) {
+        return failed_precondition(fmt::format(
+            "method {} reads queries and keys on the host; on the {} backend only methods "
+            "whose selections run on the device are available (dense); use --device cpu",
+            config_.sparse_method, ops_->name()));
+    }
     const AttentionArgs args{.num_heads = mc.num_heads,
                              .num_kv_heads = mc.num_kv_heads,
                              .head_dim = mc.head_dim,

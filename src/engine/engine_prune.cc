@@ -58,6 +58,12 @@ Expected<int64_t> Engine::submit_prune(PruneJobRequest request) {
             "chain_id: method {} keeps no chains (chain pruning is for methods that evict)",
             config_.sparse_method));
     }
+    if (!ops_->host_memory()) {
+        return failed_precondition(fmt::format(
+            "pruning scores cached keys on the host; the {} backend keeps them on the device "
+            "(use --device cpu for pruning)",
+            ops_->name()));
+    }
     if (!chain && !method_.cache->supports_pruning()) {
         return failed_precondition(
             fmt::format("method {} does not support prefix-cache pruning (a method that keeps and "

@@ -1,5 +1,7 @@
 #include "engine/model_runner.h"
 
+#include <algorithm>
+
 namespace se {
 
 Expected<StepLogits> ModelRunner::execute(const ScheduledStep& step) {
@@ -24,15 +26,35 @@ Expected<StepLogits> ModelRunner::execute(const ScheduledStep& step) {
     }
     const int64_t vocab = model_.config().vocab_size;
     const auto num_rows = static_cast<int64_t>(logit_rows_.size());
-    const size_t bytes = static_cast<size_t>(num_rows * vocab) * sizeof(float);
-    if (logits_.size() < bytes) logits_ = HostBuffer(bytes);
-    out.logits = TensorView{DType::kF32, logits_.data(), num_rows, vocab};
+    SE_RETURN_IF_ERROR(reserve(num_rows));
+    const TensorView device_logits{DType::kF32, device_logits_.data(), num_rows, vocab};
+    out.logits = TensorView{DType::kF32, host_logits_.data(), num_rows, vocab};
 
     SE_RETURN_IF_ERROR(controller_.begin_step(step.plan));
     model_.forward({.token_ids = token_ids_, .positions = positions_, .logit_rows = logit_rows_},
-                   controller_, out.logits);
+                   controller_, device_logits);
     controller_.end_step();
+    if (device_logits.data != out.logits.data) {
+        SE_RETURN_IF_ERROR(
+            model_.ops().copy_to_host(out.logits.data, device_logits.data,
+                                      static_cast<size_t>(num_rows * vocab) * sizeof(float)));
+    }
     return out;
+}
+
+Status ModelRunner::reserve(int64_t max_rows) {
+    const auto bytes =
+        static_cast<size_t>(std::max<int64_t>(max_rows, 1) * model_.config().vocab_size) *
+        sizeof(float);
+    if (device_logits_.size() >= bytes) return {};
+    Ops& ops = model_.ops();
+    SE_ASSIGN_OR_RETURN(device_logits_, ops.allocate(bytes));
+    if (ops.host_memory()) {
+        host_logits_ = device_logits_;
+    } else {
+        SE_ASSIGN_OR_RETURN(host_logits_, ops.allocate_host(bytes));
+    }
+    return {};
 }
 
 }  // namespace se

@@ -6,7 +6,6 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/host_buffer.h"
 #include "engine/scheduler.h"
 #include "model/decoder_model.h"
 #include "sparse/sparse_controller.h"
@@ -26,13 +25,19 @@ class ModelRunner {
     // Fails (changing nothing) when the method cannot reserve KV room for the step.
     Expected<StepLogits> execute(const ScheduledStep& step);
 
+    // Allocates the logits of steps that sample up to `max_rows` sequences up front.
+    Status reserve(int64_t max_rows);
+
   private:
     DecoderModel& model_;
     SparseController& controller_;
     std::vector<int32_t> token_ids_;   // i32 [num_tokens]
     std::vector<int32_t> positions_;   // i32 [num_tokens]
     std::vector<int32_t> logit_rows_;  // i32 [num sampling seqs]
-    HostBuffer logits_;                // f32 [num sampling seqs, vocab]
+    // f32 [num sampling seqs, vocab]: where the model writes them (backend memory), and where
+    // the sampler reads them (the same buffer when the backend's memory is the host's).
+    BackendBuffer device_logits_;
+    BackendBuffer host_logits_;
 };
 
 }  // namespace se

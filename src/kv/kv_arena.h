@@ -7,8 +7,8 @@
 
 #include <cstdint>
 
+#include "backend/backend_memory.h"
 #include "core/expected.h"
-#include "core/host_buffer.h"
 
 namespace se {
 
@@ -26,18 +26,19 @@ struct KvArenaShape {
 
 class KvArena {
   public:
-    // Fails with resource_exhausted naming the size when memory cannot be had.
-    static Expected<KvArena> create(const KvArenaShape& shape);
+    // Fails with resource_exhausted naming the size when memory cannot be had. The memory comes
+    // from `memory` (the backend's: device memory on a GPU), host memory when it is null.
+    static Expected<KvArena> create(const KvArenaShape& shape, BackendMemory* memory = nullptr);
 
     const KvArenaShape& shape() const { return shape_; }
     // Start of [num_blocks x block_bytes] for (layer, plane).
     void* plane(int32_t layer, int32_t plane);
 
   private:
-    KvArena(KvArenaShape shape, HostBuffer buffer) : shape_(shape), buffer_(std::move(buffer)) {}
+    KvArena(KvArenaShape shape, BackendBuffer buffer) : shape_(shape), buffer_(std::move(buffer)) {}
 
     KvArenaShape shape_;
-    HostBuffer buffer_;
+    BackendBuffer buffer_;
 };
 
 }  // namespace se

@@ -18,7 +18,7 @@ Expected<LanedKvStore> LanedKvStore::create(const LanedKvStoreOptions& options) 
                              .num_planes = 2,
                              .block_bytes = dtype_row_bytes(layout.dtype, layout.block_elems()),
                              .num_blocks = options.num_blocks};
-    SE_ASSIGN_OR_RETURN(KvArena arena, KvArena::create(shape));
+    SE_ASSIGN_OR_RETURN(KvArena arena, KvArena::create(shape, options.memory));
     return LanedKvStore(options.num_lanes, layout, std::move(arena));
 }
 

@@ -29,6 +29,7 @@ struct LanedKvStoreOptions {
     int32_t num_lanes = 0;
     PagedKvLayout layout;  // of one lane's entries (num_kv_heads may be 1 for per-head lanes)
     int64_t num_blocks = 0;
+    BackendMemory* memory = nullptr;  // where the arena lives; null: host memory
 };
 
 // The copies a compaction needs: entry slot from[i] to slot to[i], in order.

@@ -19,7 +19,7 @@ Expected<PagedKvStore> PagedKvStore::create(const PagedKvStoreOptions& options) 
         .block_bytes = dtype_row_bytes(layout.dtype, layout.block_elems()),
         .num_blocks = options.num_blocks,
     };
-    SE_ASSIGN_OR_RETURN(KvArena arena, KvArena::create(shape));
+    SE_ASSIGN_OR_RETURN(KvArena arena, KvArena::create(shape, options.memory));
     return PagedKvStore(layout, std::move(arena), options.num_layers);
 }
 

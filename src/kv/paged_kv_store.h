@@ -27,6 +27,7 @@ struct PagedKvStoreOptions {
     int32_t num_layers = 0;
     PagedKvLayout layout;
     int64_t num_blocks = 0;
+    BackendMemory* memory = nullptr;  // where the arena lives; null: host memory
 };
 
 class PagedKvStore {

@@ -3,6 +3,15 @@
 #include <algorithm>
 
 namespace se {
+namespace {
+
+// Engines reserve() the largest step up front; growing later is a fallback for direct users of
+// the model (tests), where running out of memory is fatal.
+void must(const Status& status) {
+    SE_CHECK(status.ok(), "%s", status.to_string().c_str());
+}
+
+}  // namespace
 
 Expected<std::unique_ptr<DecoderModel>> DecoderModel::create(const ModelConfig& config,
                                                              const WeightStore& weights, Ops& ops) {
@@ -14,25 +23,51 @@ Expected<std::unique_ptr<DecoderModel>> DecoderModel::create(const ModelConfig& 
 DecoderModel::DecoderModel(const ModelConfig& config, DecoderWeights weights, Ops& ops)
     : config_(config), weights_(std::move(weights)), ops_(ops), inv_freq_(rope_inv_freq(config)) {}
 
-void DecoderModel::ensure_activations(int64_t n) {
-    if (n <= act_.capacity) return;
+Status DecoderModel::reserve(int64_t max_tokens, int64_t max_logit_rows) {
+    SE_RETURN_IF_ERROR(ensure_activations(max_tokens));
+    return ensure_final_hidden(max_logit_rows);
+}
+
+Status DecoderModel::ensure_activations(int64_t n) {
+    if (n <= act_.capacity) return {};
     const ModelConfig& c = config_;
     const int64_t q_dim = int64_t{c.num_heads} * c.head_dim;
     const int64_t kv_dim = int64_t{c.num_kv_heads} * c.head_dim;
-    const int64_t widths[] = {
-        c.hidden_size,       c.hidden_size,      q_dim, kv_dim, kv_dim, q_dim, c.hidden_size,
-        c.intermediate_size, c.intermediate_size};
+    const DType act = ops_.activation_dtype();
+    struct Slot {
+        TensorView* view;
+        DType dtype;
+        int64_t cols;
+    };
+    const Slot slots[] = {{&act_.x, DType::kF32, c.hidden_size},
+                          {&act_.h, act, c.hidden_size},
+                          {&act_.q, act, q_dim},
+                          {&act_.k, act, kv_dim},
+                          {&act_.v, act, kv_dim},
+                          {&act_.attn, act, q_dim},
+                          {&act_.proj, act, c.hidden_size},
+                          {&act_.gate, act, c.intermediate_size},
+                          {&act_.up, act, c.intermediate_size}};
+    // Each tensor starts on a 256-byte boundary (what vectorised kernels and GEMMs want).
+    auto padded = [](int64_t bytes) { return (bytes + 255) / 256 * 256; };
     int64_t total = 0;
-    for (int64_t w : widths) total += n * w;
-    act_.buffer = HostBuffer(static_cast<size_t>(total) * sizeof(float));
-    float* p = act_.buffer.as<float>();
-    TensorView* views[] = {&act_.x,    &act_.h,    &act_.q,    &act_.k, &act_.v,
-                           &act_.attn, &act_.proj, &act_.gate, &act_.up};
-    for (size_t i = 0; i < std::size(views); ++i) {
-        *views[i] = TensorView{DType::kF32, p, n, widths[i]};
-        p += n * widths[i];
+    for (const Slot& slot : slots) total += padded(n * dtype_row_bytes(slot.dtype, slot.cols));
+    SE_ASSIGN_OR_RETURN(act_.buffer, ops_.allocate(static_cast<size_t>(total)));
+    auto* p = act_.buffer.as<uint8_t>();
+    for (const Slot& slot : slots) {
+        *slot.view = TensorView{slot.dtype, p, n, slot.cols};
+        p += padded(n * dtype_row_bytes(slot.dtype, slot.cols));
     }
     act_.capacity = n;
+    return {};
+}
+
+Status DecoderModel::ensure_final_hidden(int64_t num_rows) {
+    const auto bytes = static_cast<size_t>(
+        num_rows * dtype_row_bytes(ops_.activation_dtype(), config_.hidden_size));
+    if (final_hidden_.size() >= bytes) return {};
+    SE_ASSIGN_OR_RETURN(final_hidden_, ops_.allocate(bytes));
+    return {};
 }
 
 void DecoderModel::forward(const ForwardBatch& batch, LayerAttention& attention,
@@ -41,13 +76,15 @@ void DecoderModel::forward(const ForwardBatch& batch, LayerAttention& attention,
     SE_CHECK(static_cast<int64_t>(batch.positions.size()) == n);
     SE_CHECK(logits.rows == static_cast<int64_t>(batch.logit_rows.size()) &&
              logits.cols == config_.vocab_size);
-    ensure_activations(n);
+    must(ensure_activations(n));
     // Views sized to this step (the buffers may be larger).
     Activations& a = act_;
     for (TensorView* v : {&a.x, &a.h, &a.q, &a.k, &a.v, &a.attn, &a.proj, &a.gate, &a.up}) {
         v->rows = n;
     }
+    ops_.begin_step();
     ops_.embedding(batch.token_ids, weights_.embed, a.x);
+    ops_.rms_norm(a.x, weights_.layers[0].input_norm, config_.rms_norm_eps, a.h);
     for (int32_t layer = 0; layer < config_.num_layers; ++layer) {
         attention_block(layer, batch, attention);
         mlp_block(layer);
@@ -60,7 +97,7 @@ void DecoderModel::attention_block(int32_t layer, const ForwardBatch& batch,
                                    LayerAttention& attention) {
     const DecoderLayerWeights& w = weights_.layers[layer];
     Activations& a = act_;
-    ops_.rms_norm(a.x, w.input_norm, config_.rms_norm_eps, a.h);
+    // a.h holds this layer's normed input (the previous layer's last add fused it).
     ops_.matmul(a.h, w.q_proj, a.q);
     ops_.matmul(a.h, w.k_proj, a.k);
     ops_.matmul(a.h, w.v_proj, a.v);
@@ -81,26 +118,29 @@ void DecoderModel::attention_block(int32_t layer, const ForwardBatch& batch,
     attention.attend(layer, a.q, a.attn);
     ops_.matmul(a.attn, w.o_proj, a.proj);
     if (!w.o_bias.empty()) ops_.add_bias(a.proj, w.o_bias);
-    ops_.add(a.x, a.proj);
+    ops_.add_rms_norm(a.x, a.proj, w.post_norm, config_.rms_norm_eps, a.h);
 }
 
 void DecoderModel::mlp_block(int32_t layer) {
     const DecoderLayerWeights& w = weights_.layers[layer];
     Activations& a = act_;
-    ops_.rms_norm(a.x, w.post_norm, config_.rms_norm_eps, a.h);
     ops_.matmul(a.h, w.gate_proj, a.gate);
     ops_.matmul(a.h, w.up_proj, a.up);
     ops_.silu_mul(a.gate, a.up, a.gate);
     ops_.matmul(a.gate, w.down_proj, a.proj);
-    ops_.add(a.x, a.proj);
+    if (layer + 1 < config_.num_layers) {
+        ops_.add_rms_norm(a.x, a.proj, weights_.layers[layer + 1].input_norm, config_.rms_norm_eps,
+                          a.h);
+    } else {
+        ops_.add(a.x, a.proj);
+    }
 }
 
 void DecoderModel::lm_head(const ForwardBatch& batch, TensorView logits) {
     const auto num_rows = static_cast<int64_t>(batch.logit_rows.size());
     if (num_rows == 0) return;
-    const size_t bytes = static_cast<size_t>(num_rows * config_.hidden_size) * sizeof(float);
-    if (final_hidden_.size() < bytes) final_hidden_ = HostBuffer(bytes);
-    TensorView hidden{DType::kF32, final_hidden_.data(), num_rows, config_.hidden_size};
+    must(ensure_final_hidden(num_rows));
+    TensorView hidden{ops_.activation_dtype(), final_hidden_.data(), num_rows, config_.hidden_size};
     // The final norm reads only the rows whose logits are wanted (the last token of each
     // prefill chunk), which gathers them at the same time. Decode wants every row, in order.
     const bool all_rows = num_rows == act_.x.rows && batch.logit_rows.front() == 0 &&

@@ -8,7 +8,6 @@
 
 #include "backend/ops.h"
 #include "core/expected.h"
-#include "core/host_buffer.h"
 #include "model/decoder_weights.h"
 #include "model/forward_batch.h"
 #include "model/layer_attention.h"
@@ -23,22 +22,30 @@ class DecoderModel {
                                                           const WeightStore& weights, Ops& ops);
 
     const ModelConfig& config() const { return config_; }
+    Ops& ops() const { return ops_; }
+
+    // Allocates the activations of steps of up to `max_tokens` tokens and `max_logit_rows`
+    // sampled rows up front (in the backend's memory), so that no step allocates.
+    Status reserve(int64_t max_tokens, int64_t max_logit_rows);
 
     // Runs every layer over batch.token_ids and writes
-    // logits f32 [batch.logit_rows.size(), vocab].
+    // logits f32 [batch.logit_rows.size(), vocab] (in the backend's memory).
     void forward(const ForwardBatch& batch, LayerAttention& attention, TensorView logits);
 
   private:
     DecoderModel(const ModelConfig& config, DecoderWeights weights, Ops& ops);
 
-    // Activations for a step of n tokens; grown on demand, reused across steps.
+    // Activations for a step of n tokens; grown on demand, reused across steps. x (the residual
+    // stream) is F32, the others the backend's activation dtype.
     struct Activations {
         int64_t capacity = 0;
-        HostBuffer buffer;
+        BackendBuffer buffer;
         TensorView x, h, q, k, v, attn, proj, gate, up;
     };
-    void ensure_activations(int64_t num_tokens);
+    Status ensure_activations(int64_t num_tokens);
+    Status ensure_final_hidden(int64_t num_rows);
     void attention_block(int32_t layer, const ForwardBatch& batch, LayerAttention& attention);
+    // Ends with the residual add, fused with the next layer's input norm when there is one.
     void mlp_block(int32_t layer);
     void lm_head(const ForwardBatch& batch, TensorView logits);
 
@@ -47,7 +54,7 @@ class DecoderModel {
     Ops& ops_;
     std::vector<float> inv_freq_;  // f32 [head_dim / 2]
     Activations act_;
-    HostBuffer final_hidden_;  // f32 [num_logit_rows, hidden]
+    BackendBuffer final_hidden_;  // act [num_logit_rows, hidden]
 };
 
 }  // namespace se

@@ -25,6 +25,8 @@ class WeightStore {
     const MappedFile& keep(MappedFile file);
     // Same for an owned buffer (converted or generated weights).
     HostBuffer& keep(HostBuffer buffer);
+    // Same for any other owner of the memory views point into (device memory, say).
+    void keep_alive(std::shared_ptr<const void> owner) { owners_.push_back(std::move(owner)); }
 
     // Registers a tensor; fails if the name exists already.
     Status add(std::string name, ConstTensorView view);
@@ -44,6 +46,7 @@ class WeightStore {
     std::map<std::string, ConstTensorView> tensors_;
     std::vector<std::unique_ptr<MappedFile>> files_;
     std::vector<std::unique_ptr<HostBuffer>> buffers_;
+    std::vector<std::shared_ptr<const void>> owners_;
 };
 
 }  // namespace se

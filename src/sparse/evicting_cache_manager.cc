@@ -26,9 +26,10 @@ Expected<std::unique_ptr<EvictingCacheManager>> EvictingCacheManager::create(
             "one sequence",
             context.kv_cache_bytes, num_blocks, bytes_per_block, num_lanes));
     }
-    SE_ASSIGN_OR_RETURN(
-        LanedKvStore kv,
-        LanedKvStore::create({.num_lanes = num_lanes, .layout = layout, .num_blocks = num_blocks}));
+    SE_ASSIGN_OR_RETURN(LanedKvStore kv, LanedKvStore::create({.num_lanes = num_lanes,
+                                                               .layout = layout,
+                                                               .num_blocks = num_blocks,
+                                                               .memory = &context.ops}));
     return std::unique_ptr<EvictingCacheManager>(
         new EvictingCacheManager(context.ops, std::move(kv), std::move(options), num_layers,
                                  context.kv_layout.num_kv_heads));

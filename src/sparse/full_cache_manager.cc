@@ -20,7 +20,8 @@ Expected<PagedKvStore> make_full_kv_store(const MethodContext& context,
     }
     return PagedKvStore::create({.num_layers = context.model.num_layers,
                                  .layout = context.kv_layout,
-                                 .num_blocks = num_blocks});
+                                 .num_blocks = num_blocks,
+                                 .memory = &context.ops});
 }
 
 FullCacheManager::FullCacheManager(Ops& ops, PagedKvStore store, FullCacheOptions options)

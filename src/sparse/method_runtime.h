@@ -24,6 +24,11 @@ class MethodRuntime {
   public:
     virtual ~MethodRuntime() = default;
 
+    // Whether the method reads activations (q, k) or cached KV with host code: then it runs only
+    // on a backend whose memory is the host's (the CPU). Methods whose work is all in the
+    // backend's kernels say false.
+    virtual bool reads_activations_on_host() const { return true; }
+
     // Optional. Runs once per step after the cache manager reserved room for every new token.
     // May reset per-step state and read the plan (keep a copy: the reference dies with the
     // step); must not change the cache manager's state.

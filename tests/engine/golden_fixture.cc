@@ -1,5 +1,6 @@
 #include "golden_fixture.h"
 
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -20,7 +21,10 @@ std::string slurp(const std::string& path) {
 }  // namespace
 
 std::string fixture_path(const std::string& relative) {
-    return std::string(SE_SOURCE_DIR) + "/tests/fixtures/" + relative;
+    // Binaries packed for the GPU machine run in another checkout: SE_TEST_SOURCE_DIR names it.
+    const char* moved = std::getenv("SE_TEST_SOURCE_DIR");
+    const std::string root = moved != nullptr && *moved != '\0' ? moved : SE_SOURCE_DIR;
+    return root + "/tests/fixtures/" + relative;
 }
 
 GoldenFixture::GoldenFixture(const std::string& golden_dir) : dir_(golden_dir) {

@@ -1,29 +1,46 @@
 #include "model_harness.h"
 
+#include "engine/backend_factory.h"
+#include "engine/weight_upload.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
 namespace se::testing {
 
-ModelHarness::ModelHarness(const std::string& model_path, int32_t num_threads, int32_t block_size) {
+ModelHarness::ModelHarness(const std::string& model_path, int32_t num_threads, int32_t block_size,
+                           const std::string& device) {
     auto loaded = load_model({.model = model_path});
     SE_CHECK(loaded.ok(), "%s", loaded.status().to_string().c_str());
     loaded_ = std::move(loaded).value();
-    ops_ = std::make_unique<CpuOps>(CpuOptions{.num_threads = num_threads});
+    auto ops = create_backend({.device = device,
+                               .num_threads = num_threads,
+                               .max_step_tokens = 4096,
+                               .max_seqs = 64,
+                               .max_model_len = loaded_.config.max_position_embeddings,
+                               .block_size = block_size});
+    SE_CHECK(ops.ok(), "%s", ops.status().to_string().c_str());
+    ops_ = std::move(ops).value();
+    if (!ops_->host_memory()) {
+        auto device_weights = upload_weights(loaded_.weights, *ops_, ops_->activation_dtype());
+        SE_CHECK(device_weights.ok(), "%s", device_weights.status().to_string().c_str());
+        loaded_.weights = std::move(device_weights).value();
+    }
     auto model = DecoderModel::create(loaded_.config, loaded_.weights, *ops_);
     SE_CHECK(model.ok(), "%s", model.status().to_string().c_str());
     model_ = std::move(model).value();
     const ModelConfig& c = loaded_.config;
     const nlohmann::json knobs = nlohmann::json::object();
-    auto method = builtin_methods().create("dense", {.model = c,
-                                                     .ops = *ops_,
-                                                     .kv_layout = {.dtype = DType::kF32,
-                                                                   .block_size = block_size,
-                                                                   .num_kv_heads = c.num_kv_heads,
-                                                                   .head_dim = c.head_dim},
-                                                     .kv_cache_bytes = int64_t{256} << 20,
-                                                     .knobs = knobs});
+    auto method =
+        builtin_methods().create("dense", {.model = c,
+                                           .ops = *ops_,
+                                           .kv_layout = {.dtype = ops_->activation_dtype(),
+                                                         .block_size = block_size,
+                                                         .num_kv_heads = c.num_kv_heads,
+                                                         .head_dim = c.head_dim},
+                                           .kv_cache_bytes = int64_t{256} << 20,
+                                           .knobs = knobs});
     SE_CHECK(method.ok(), "%s", method.status().to_string().c_str());
     method_ = std::move(method).value();
     controller_ = std::make_unique<SparseController>(
@@ -66,11 +83,16 @@ std::vector<std::vector<float>> ModelHarness::prefill_logits(
         std::vector<int32_t> rows(tokens.size());
         for (size_t r = 0; r < rows.size(); ++r) rows[r] = static_cast<int32_t>(r);
         std::vector<float> logits(rows.size() * vocab, std::numeric_limits<float>::quiet_NaN());
+        const size_t bytes = logits.size() * sizeof(float);
+        auto device_logits = ops_->allocate(bytes);
+        SE_CHECK(device_logits.ok(), "%s", device_logits.status().to_string().c_str());
         SE_CHECK(controller_->begin_step(plan).ok());
-        model_->forward(
-            {.token_ids = tokens, .positions = positions, .logit_rows = rows}, *controller_,
-            TensorView{DType::kF32, logits.data(), static_cast<int64_t>(rows.size()), vocab});
+        model_->forward({.token_ids = tokens, .positions = positions, .logit_rows = rows},
+                        *controller_,
+                        TensorView{DType::kF32, device_logits->data(),
+                                   static_cast<int64_t>(rows.size()), vocab});
         controller_->end_step();
+        SE_CHECK(ops_->copy_to_host(logits.data(), device_logits->data(), bytes).ok());
         for (size_t r = 0; r < rows.size(); ++r) {
             out[owner[r]].insert(out[owner[r]].end(), logits.begin() + r * vocab,
                                  logits.begin() + (r + 1) * vocab);

@@ -1,12 +1,13 @@
 // A model with the dense method, driven step by step the way the engine drives it, so tests can
-// read the logits of every position of ragged, chunked prefill batches.
+// read the logits of every position of ragged, chunked prefill batches, on the CPU or on the GPU
+// (`device` as --device names it: the weights are uploaded and the KV cache is bf16 there).
 #pragma once
 
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "backend/cpu/cpu_ops.h"
+#include "backend/ops.h"
 #include "model/decoder_model.h"
 #include "model/model_loader.h"
 #include "sparse/method_registry.h"
@@ -16,7 +17,8 @@ namespace se::testing {
 
 class ModelHarness {
   public:
-    ModelHarness(const std::string& model_path, int32_t num_threads, int32_t block_size = 16);
+    ModelHarness(const std::string& model_path, int32_t num_threads, int32_t block_size = 16,
+                 const std::string& device = "cpu");
 
     const ModelConfig& config() const { return loaded_.config; }
 
@@ -28,7 +30,7 @@ class ModelHarness {
 
   private:
     LoadedModel loaded_;
-    std::unique_ptr<CpuOps> ops_;
+    std::unique_ptr<Ops> ops_;
     std::unique_ptr<DecoderModel> model_;
     Method method_;
     std::unique_ptr<SparseController> controller_;

@@ -7,6 +7,8 @@ namespace {
 
 class DenseRuntime final : public MethodRuntime {
   public:
+    // Full selections: nothing of q or the cache is read outside the attention kernels.
+    bool reads_activations_on_host() const override { return false; }
     Selection select_prefill(int32_t, const ConstTensorView&) override { return Selection::full(); }
     Selection select_decode(int32_t, const ConstTensorView&) override { return Selection::full(); }
 };

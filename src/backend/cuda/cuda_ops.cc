@@ -1,0 +1,417 @@
+#include "backend/cuda/cuda_ops.h"
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <string>
+
+#include "backend/cuda/add_bias.h"
+#include "backend/cuda/add_rms_norm.h"
+#include "backend/cuda/cuda_status.h"
+#include "backend/cuda/decode_attention.h"
+#include "backend/cuda/embedding.h"
+#include "backend/cuda/head_rms_norm.h"
+#include "backend/cuda/kv_move.h"
+#include "backend/cuda/kv_store.h"
+#include "backend/cuda/pinned_buffer.h"
+#include "backend/cuda/prefill_attention.h"
+#include "backend/cuda/residual_add.h"
+#include "backend/cuda/rope.h"
+#include "backend/cuda/silu_mul.h"
+
+namespace se::cuda {
+namespace {
+
+// Ops returns nothing: a kernel that cannot launch mid-step leaves the device in a state no
+// caller can recover, so it stops the process with the kernel's own message.
+void must(const Status& status) {
+    SE_CHECK(status.ok(), "cuda backend: %s", status.to_string().c_str());
+}
+
+template <typename T>
+T must(Expected<T> value) {
+    must(value.status());
+    return std::move(value).value();
+}
+
+bf16* bf16_data(const TensorView& t, const char* what) {
+    SE_CHECK(t.dtype == DType::kBF16, "cuda backend: %s is %s, not BF16", what,
+             dtype_name(t.dtype).data());
+    return static_cast<bf16*>(t.data);
+}
+
+const bf16* bf16_data(const ConstTensorView& t, const char* what) {
+    SE_CHECK(t.dtype == DType::kBF16, "cuda backend: %s is %s, not BF16", what,
+             dtype_name(t.dtype).data());
+    return static_cast<const bf16*>(t.data);
+}
+
+const float* f32_data(const ConstTensorView& t, const char* what) {
+    SE_CHECK(t.dtype == DType::kF32, "cuda backend: %s is %s, not F32", what,
+             dtype_name(t.dtype).data());
+    return static_cast<const float*>(t.data);
+}
+
+int32_t rows32(int64_t rows) {
+    SE_CHECK(rows >= 0 && rows <= INT32_MAX);
+    return static_cast<int32_t>(rows);
+}
+
+// Staging for the largest step: ids, positions, slots, and per-sequence metadata with a full
+// block table each.
+size_t staging_bytes(const CudaOpsOptions& o) {
+    const int64_t table = (int64_t{o.max_model_len} + o.block_size - 1) / o.block_size;
+    return static_cast<size_t>(o.max_step_tokens * (4 + 4 + 8) +
+                               int64_t{o.max_seqs} * (3 + table) * 4) +
+           (size_t{1} << 20);
+}
+
+}  // namespace
+
+Expected<std::unique_ptr<CudaOps>> CudaOps::create(const CudaOpsOptions& options) {
+    int count = 0;
+    SE_CUDA_RETURN_IF_ERROR(cudaGetDeviceCount(&count));
+    if (options.device < 0 || options.device >= count) {
+        return invalid_argument("cuda device " + std::to_string(options.device) + " of " +
+                                std::to_string(count));
+    }
+    SE_CUDA_RETURN_IF_ERROR(cudaSetDevice(options.device));
+    SE_ASSIGN_OR_RETURN(CudaStream stream, CudaStream::create());
+    SE_ASSIGN_OR_RETURN(Gemm gemm, Gemm::create());
+    SE_ASSIGN_OR_RETURN(StepStaging staging, StepStaging::create(staging_bytes(options)));
+    return std::unique_ptr<CudaOps>(
+        new CudaOps(options, std::move(stream), std::move(gemm), std::move(staging)));
+}
+
+CudaOps::CudaOps(CudaOpsOptions options, CudaStream stream, Gemm gemm, StepStaging staging)
+    : options_(options),
+      stream_(std::move(stream)),
+      gemm_(std::move(gemm)),
+      staging_(std::move(staging)) {}
+
+void CudaOps::begin_step() {
+    staging_.begin_step();
+}
+
+Expected<BackendBuffer> CudaOps::allocate(size_t bytes) {
+    SE_ASSIGN_OR_RETURN(DeviceBuffer buffer, DeviceBuffer::allocate(bytes));
+    if (bytes > 0) SE_CUDA_RETURN_IF_ERROR(cudaMemset(buffer.data(), 0, bytes));
+    auto owner = std::make_shared<DeviceBuffer>(std::move(buffer));
+    void* data = owner->data();
+    return BackendBuffer(std::move(owner), data, bytes);
+}
+
+Expected<BackendBuffer> CudaOps::allocate_host(size_t bytes) {
+    SE_ASSIGN_OR_RETURN(PinnedBuffer buffer, PinnedBuffer::allocate(bytes));
+    auto owner = std::make_shared<PinnedBuffer>(std::move(buffer));
+    void* data = owner->data();
+    return BackendBuffer(std::move(owner), data, bytes);
+}
+
+Status CudaOps::copy_from_host(void* dst, const void* src, size_t bytes) {
+    if (bytes == 0) return {};
+    SE_CUDA_RETURN_IF_ERROR(
+        cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream_.get()));
+    return stream_.synchronize();
+}
+
+Status CudaOps::copy_to_host(void* dst, const void* src, size_t bytes) {
+    if (bytes > 0) {
+        SE_CUDA_RETURN_IF_ERROR(
+            cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream_.get()));
+    }
+    return stream_.synchronize();
+}
+
+std::optional<DeviceMemoryInfo> CudaOps::device_memory() const {
+    size_t free = 0;
+    size_t total = 0;
+    if (cudaMemGetInfo(&free, &total) != cudaSuccess) return std::nullopt;
+    return DeviceMemoryInfo{.total_bytes = static_cast<int64_t>(total),
+                            .free_bytes = static_cast<int64_t>(free)};
+}
+
+void CudaOps::embedding(std::span<const int32_t> ids, const ConstTensorView& table, TensorView y) {
+    SE_CHECK(y.dtype == DType::kF32 && y.rows == static_cast<int64_t>(ids.size()));
+    const int32_t* device_ids = must(staging_.upload(ids, stream_.get()));
+    must(cuda::embedding({.ids = device_ids,
+                          .table = bf16_data(table, "embedding table"),
+                          .out = y.f32(),
+                          .num_tokens = rows32(y.rows),
+                          .vocab_size = rows32(table.rows),
+                          .hidden = static_cast<int32_t>(y.cols)},
+                         stream_.get()));
+}
+
+void CudaOps::matmul(const ConstTensorView& x, const ConstTensorView& w, TensorView y) {
+    SE_CHECK(x.cols == w.cols && y.cols == w.rows && y.rows == x.rows,
+             "matmul: x [%ld, %ld] w [%ld, %ld] y [%ld, %ld]", x.rows, x.cols, w.rows, w.cols,
+             y.rows, y.cols);
+    SE_CHECK(y.dtype == DType::kBF16 || y.dtype == DType::kF32);
+    must(gemm_.run({.a = bf16_data(x, "matmul input"),
+                    .w = bf16_data(w, "matmul weight"),
+                    .d = y.data,
+                    .m = x.rows,
+                    .shape = {.n = w.rows,
+                              .k = w.cols,
+                              .lda = x.cols,
+                              .ldd = y.cols,
+                              .d_dtype = y.dtype,
+                              .beta = 0.0f}},
+                   stream_.get()));
+}
+
+void CudaOps::add_bias(TensorView y, const ConstTensorView& bias) {
+    must(cuda::add_bias({.y = bf16_data(y, "add_bias output"),
+                         .bias = f32_data(bias, "bias"),
+                         .row_stride = y.cols,
+                         .num_rows = rows32(y.rows),
+                         .cols = static_cast<int32_t>(y.cols)},
+                        stream_.get()));
+}
+
+void CudaOps::add(TensorView y, const ConstTensorView& x) {
+    SE_CHECK(y.dtype == DType::kF32 && y.rows == x.rows && y.cols == x.cols);
+    must(residual_add({.residual = y.f32(),
+                       .x = bf16_data(x, "residual add input"),
+                       .x_stride = x.cols,
+                       .num_rows = rows32(y.rows),
+                       .cols = static_cast<int32_t>(y.cols)},
+                      stream_.get()));
+}
+
+void CudaOps::rms_norm(const ConstTensorView& x, const ConstTensorView& weight, float eps,
+                       TensorView y) {
+    // The fused kernel with nothing to add: residual is only read.
+    SE_CHECK(x.rows == y.rows && x.cols == y.cols);
+    must(cuda::add_rms_norm({.residual = const_cast<float*>(f32_data(x, "rms_norm input")),
+                             .x = nullptr,
+                             .weight = f32_data(weight, "norm weight"),
+                             .out = bf16_data(y, "rms_norm output"),
+                             .num_rows = rows32(x.rows),
+                             .cols = static_cast<int32_t>(x.cols),
+                             .eps = eps},
+                            stream_.get()));
+}
+
+void CudaOps::add_rms_norm(TensorView residual, const ConstTensorView& x,
+                           const ConstTensorView& weight, float eps, TensorView y) {
+    SE_CHECK(residual.dtype == DType::kF32 && residual.rows == x.rows && residual.cols == x.cols &&
+             y.rows == x.rows && y.cols == x.cols);
+    must(cuda::add_rms_norm({.residual = residual.f32(),
+                             .x = bf16_data(x, "residual add input"),
+                             .weight = f32_data(weight, "norm weight"),
+                             .out = bf16_data(y, "rms_norm output"),
+                             .num_rows = rows32(x.rows),
+                             .cols = static_cast<int32_t>(x.cols),
+                             .eps = eps},
+                            stream_.get()));
+}
+
+void CudaOps::head_rms_norm(TensorView x, int32_t head_dim, const ConstTensorView& weight,
+                            float eps) {
+    SE_CHECK(head_dim > 0 && x.cols % head_dim == 0);
+    must(cuda::head_rms_norm({.x = bf16_data(x, "head_rms_norm input"),
+                              .weight = f32_data(weight, "head norm weight"),
+                              .row_stride = x.cols,
+                              .num_rows = rows32(x.rows),
+                              .num_heads = static_cast<int32_t>(x.cols / head_dim),
+                              .head_dim = head_dim,
+                              .eps = eps},
+                             stream_.get()));
+}
+
+const float* CudaOps::device_inv_freq(std::span<const float> inv_freq) {
+    for (const auto& [host, device] : inv_freqs_) {
+        if (host == inv_freq.data()) return device.as<float>();
+    }
+    DeviceBuffer device = must(DeviceBuffer::allocate(inv_freq.size_bytes()));
+    must(copy_from_host(device.data(), inv_freq.data(), inv_freq.size_bytes()));
+    inv_freqs_.emplace_back(inv_freq.data(), std::move(device));
+    return inv_freqs_.back().second.as<float>();
+}
+
+void CudaOps::rope(TensorView x, std::span<const int32_t> positions, const RopeArgs& args) {
+    SE_CHECK(static_cast<int64_t>(positions.size()) == x.rows && x.cols % args.head_dim == 0);
+    const float* inv_freq = device_inv_freq(args.inv_freq);
+    const int32_t* device_positions = must(staging_.upload(positions, stream_.get()));
+    must(cuda::rope({.q = bf16_data(x, "rope input"),
+                     .k = nullptr,
+                     .positions = device_positions,
+                     .inv_freq = inv_freq,
+                     .q_row_stride = x.cols,
+                     .k_row_stride = 0,
+                     .num_tokens = rows32(x.rows),
+                     .num_q_heads = static_cast<int32_t>(x.cols / args.head_dim),
+                     .num_kv_heads = 0,
+                     .head_dim = args.head_dim,
+                     .rotary_dim = static_cast<int32_t>(args.inv_freq.size() * 2),
+                     .style = args.style},
+                    stream_.get()));
+}
+
+void CudaOps::silu_mul(const ConstTensorView& gate, const ConstTensorView& up, TensorView y) {
+    SE_CHECK(gate.rows == y.rows && up.rows == y.rows && gate.cols == y.cols && up.cols == y.cols);
+    must(cuda::silu_mul({.gate = bf16_data(gate, "silu_mul gate"),
+                         .up = bf16_data(up, "silu_mul up"),
+                         .out = bf16_data(y, "silu_mul output"),
+                         .in_row_stride = gate.cols,
+                         .num_rows = rows32(y.rows),
+                         .cols = static_cast<int32_t>(y.cols)},
+                        stream_.get()));
+}
+
+void CudaOps::store_kv(const ConstTensorView& k, const ConstTensorView& v, const KvWrite& write,
+                       const PagedKvCache& cache) {
+    const PagedKvLayout& layout = cache.layout;
+    SE_CHECK(layout.dtype == DType::kBF16, "cuda backend: the KV cache is %s, not BF16",
+             dtype_name(layout.dtype).data());
+    SE_CHECK(k.rows == static_cast<int64_t>(write.slots.size()) && v.rows == k.rows &&
+             k.cols == layout.entry_elems() && v.cols == k.cols);
+    const int64_t* slots = must(staging_.upload(write.slots, stream_.get()));
+    must(cuda::store_kv({.k = bf16_data(k, "store_kv k"),
+                         .v = bf16_data(v, "store_kv v"),
+                         .slots = slots,
+                         .k_blocks = static_cast<bf16*>(cache.k_blocks),
+                         .v_blocks = static_cast<bf16*>(cache.v_blocks),
+                         .row_stride = k.cols,
+                         .num_slots = cache.num_blocks * layout.block_size,
+                         .num_tokens = rows32(k.rows),
+                         .entry_elems = static_cast<int32_t>(layout.entry_elems())},
+                        stream_.get()));
+}
+
+const CudaOps::SeqMetadata& CudaOps::metadata(const PagedKvRead& kv) {
+    if (meta_key_ == kv.seqs.data() && meta_key_size_ == kv.seqs.size() &&
+        meta_generation_ == staging_.generation()) {
+        return meta_;
+    }
+    const auto num_seqs = static_cast<int64_t>(kv.seqs.size());
+    int32_t stride = 1;
+    SeqMetadata meta;
+    meta.decode_rows = true;
+    for (int64_t s = 0; s < num_seqs; ++s) {
+        const PagedSeq& seq = kv.seqs[s];
+        stride = std::max(stride, static_cast<int32_t>(seq.block_table.size()));
+        meta.max_q_len = std::max(meta.max_q_len, seq.q_len);
+        meta.max_kv_len = std::max(meta.max_kv_len, seq.kv_len);
+        meta.decode_rows = meta.decode_rows && seq.q_len == 1 && seq.q_start == s;
+    }
+    meta.table_stride = stride;
+    const int64_t ints = num_seqs * (3 + stride);
+    const StepStaging::Slot slot =
+        must(staging_.reserve(static_cast<size_t>(ints) * sizeof(int32_t), stream_.get()));
+    auto* host = static_cast<int32_t*>(slot.host);
+    int32_t* q_start = host;
+    int32_t* q_len = host + num_seqs;
+    int32_t* kv_len = host + 2 * num_seqs;
+    int32_t* tables = host + 3 * num_seqs;
+    for (int64_t s = 0; s < num_seqs; ++s) {
+        const PagedSeq& seq = kv.seqs[s];
+        q_start[s] = seq.q_start;
+        q_len[s] = seq.q_len;
+        kv_len[s] = seq.kv_len;
+        int32_t* row = tables + s * stride;
+        std::copy(seq.block_table.begin(), seq.block_table.end(), row);
+        std::fill(row + seq.block_table.size(), row + stride, -1);
+    }
+    must(staging_.send(slot, stream_.get()));
+    const auto* device = static_cast<const int32_t*>(slot.device);
+    meta.q_start = device;
+    meta.q_len = device + num_seqs;
+    meta.kv_len = device + 2 * num_seqs;
+    meta.block_tables = device + 3 * num_seqs;
+    meta_ = meta;
+    meta_key_ = kv.seqs.data();
+    meta_key_size_ = kv.seqs.size();
+    meta_generation_ = staging_.generation();
+    return meta_;
+}
+
+float* CudaOps::decode_workspace(int64_t floats) {
+    const auto bytes = static_cast<size_t>(floats) * sizeof(float);
+    if (decode_workspace_.size_bytes() < bytes) {
+        // Kernels queued earlier may still read the old workspace.
+        must(stream_.synchronize());
+        decode_workspace_ = must(DeviceBuffer::allocate(bytes));
+    }
+    return decode_workspace_.as<float>();
+}
+
+void CudaOps::attention(const ConstTensorView& q, const PagedKvRead& kv, const AttentionArgs& args,
+                        TensorView out) {
+    const PagedKvCache& cache = *kv.cache;
+    SE_CHECK(cache.layout.dtype == DType::kBF16 && cache.layout.num_kv_heads == args.num_kv_heads &&
+             cache.layout.head_dim == args.head_dim);
+    SE_CHECK(q.cols == int64_t{args.num_heads} * args.head_dim && out.cols == q.cols &&
+             out.rows == q.rows);
+    if (kv.seqs.empty() || q.rows == 0) return;
+    const SeqMetadata& meta = metadata(kv);
+    const auto num_seqs = static_cast<int32_t>(kv.seqs.size());
+    if (meta.decode_rows) {
+        float* workspace = decode_workspace(decode_attention_workspace_floats(
+            num_seqs, args.num_heads, args.head_dim, meta.max_kv_len));
+        must(decode_attention({.q = bf16_data(q, "attention q"),
+                               .k_blocks = static_cast<const bf16*>(cache.k_blocks),
+                               .v_blocks = static_cast<const bf16*>(cache.v_blocks),
+                               .block_tables = meta.block_tables,
+                               .kv_lens = meta.kv_len,
+                               .out = bf16_data(out, "attention output"),
+                               .workspace = workspace,
+                               .q_row_stride = q.cols,
+                               .block_table_stride = meta.table_stride,
+                               .max_kv_len = meta.max_kv_len,
+                               .num_seqs = num_seqs,
+                               .num_heads = args.num_heads,
+                               .num_kv_heads = args.num_kv_heads,
+                               .head_dim = args.head_dim,
+                               .block_size = cache.layout.block_size,
+                               .scale = args.scale},
+                              stream_.get()));
+        return;
+    }
+    must(prefill_attention({.q = bf16_data(q, "attention q"),
+                            .k_blocks = static_cast<const bf16*>(cache.k_blocks),
+                            .v_blocks = static_cast<const bf16*>(cache.v_blocks),
+                            .block_tables = meta.block_tables,
+                            .q_start = meta.q_start,
+                            .q_len = meta.q_len,
+                            .kv_len = meta.kv_len,
+                            .out = bf16_data(out, "attention output"),
+                            .q_row_stride = q.cols,
+                            .out_row_stride = out.cols,
+                            .block_table_stride = meta.table_stride,
+                            .num_seqs = num_seqs,
+                            .num_tokens = rows32(q.rows),
+                            .max_q_len = meta.max_q_len,
+                            .num_heads = args.num_heads,
+                            .num_kv_heads = args.num_kv_heads,
+                            .head_dim = args.head_dim,
+                            .block_size = cache.layout.block_size,
+                            .scale = args.scale},
+                           stream_.get()));
+}
+
+void CudaOps::attention_gather(const ConstTensorView&, const PagedKvGather&, const AttentionArgs&,
+                               TensorView) {
+    // reads(kGather) is false, so start-up refuses every method that would call this.
+    SE_CHECK(false, "cuda backend: gathered KV reads are not implemented");
+}
+
+void CudaOps::move_kv(const PagedKvCache& cache, std::span<const int64_t> from,
+                      std::span<const int64_t> to) {
+    SE_CHECK(from.size() == to.size() && cache.layout.dtype == DType::kBF16);
+    if (from.empty()) return;
+    const int64_t* device_from = must(staging_.upload(from, stream_.get()));
+    const int64_t* device_to = must(staging_.upload(to, stream_.get()));
+    must(cuda::move_kv({.from = device_from,
+                        .to = device_to,
+                        .k_blocks = static_cast<bf16*>(cache.k_blocks),
+                        .v_blocks = static_cast<bf16*>(cache.v_blocks),
+                        .num_slots = cache.num_blocks * cache.layout.block_size,
+                        .num_moves = static_cast<int32_t>(from.size()),
+                        .entry_elems = static_cast<int32_t>(cache.layout.entry_elems())},
+                       stream_.get()));
+}
+
+}  // namespace se::cuda

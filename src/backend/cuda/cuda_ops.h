@@ -1,0 +1,103 @@
+// The CUDA backend: Ops on one GPU. Activations are bf16 between the residual stream (f32) and
+// the GEMMs (activations.h), weights bf16 (norms and biases f32), the KV cache bf16. Every kernel
+// runs on one stream in the order the model calls them; host-side inputs (ids, positions, slots,
+// block tables) go through StepStaging once per step. The host waits for the GPU only in
+// copy_to_host (the logits) and copy_from_host (weights at start-up).
+//
+// Not thread-safe: one instance per engine thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "backend/cuda/device_buffer.h"
+#include "backend/cuda/gemm.h"
+#include "backend/cuda/step_staging.h"
+#include "backend/cuda/stream.h"
+#include "backend/ops.h"
+
+namespace se::cuda {
+
+// Sizes known at start-up, so that workspaces are allocated once.
+struct CudaOpsOptions {
+    int32_t device = 0;
+    int64_t max_step_tokens = 8192;  // tokens in one forward pass
+    int32_t max_seqs = 256;          // sequences in one step
+    int32_t max_model_len = 8192;    // longest sequence
+    int32_t block_size = 16;         // KV entries per block
+};
+
+class CudaOps final : public Ops {
+  public:
+    // Fails when there is no usable GPU (the Status names why) or memory runs out.
+    static Expected<std::unique_ptr<CudaOps>> create(const CudaOpsOptions& options);
+
+    std::string_view name() const override { return "cuda"; }
+    bool reads(KvReadKind kind) const override { return kind == KvReadKind::kPaged; }
+    DType activation_dtype() const override { return DType::kBF16; }
+    void begin_step() override;
+
+    // BackendMemory
+    bool host_memory() const override { return false; }
+    Expected<BackendBuffer> allocate(size_t bytes) override;
+    Expected<BackendBuffer> allocate_host(size_t bytes) override;
+    Status copy_from_host(void* dst, const void* src, size_t bytes) override;
+    Status copy_to_host(void* dst, const void* src, size_t bytes) override;
+    std::optional<DeviceMemoryInfo> device_memory() const override;
+
+    void embedding(std::span<const int32_t> ids, const ConstTensorView& table,
+                   TensorView y) override;
+    void matmul(const ConstTensorView& x, const ConstTensorView& w, TensorView y) override;
+    void add_bias(TensorView y, const ConstTensorView& bias) override;
+    void add(TensorView y, const ConstTensorView& x) override;
+    void rms_norm(const ConstTensorView& x, const ConstTensorView& weight, float eps,
+                  TensorView y) override;
+    void add_rms_norm(TensorView residual, const ConstTensorView& x, const ConstTensorView& weight,
+                      float eps, TensorView y) override;
+    void head_rms_norm(TensorView x, int32_t head_dim, const ConstTensorView& weight,
+                       float eps) override;
+    void rope(TensorView x, std::span<const int32_t> positions, const RopeArgs& args) override;
+    void silu_mul(const ConstTensorView& gate, const ConstTensorView& up, TensorView y) override;
+    void store_kv(const ConstTensorView& k, const ConstTensorView& v, const KvWrite& write,
+                  const PagedKvCache& cache) override;
+    void attention(const ConstTensorView& q, const PagedKvRead& kv, const AttentionArgs& args,
+                   TensorView out) override;
+    void attention_gather(const ConstTensorView& q, const PagedKvGather& kv,
+                          const AttentionArgs& args, TensorView out) override;
+    void move_kv(const PagedKvCache& cache, std::span<const int64_t> from,
+                 std::span<const int64_t> to) override;
+
+  private:
+    CudaOps(CudaOpsOptions options, CudaStream stream, Gemm gemm, StepStaging staging);
+
+    // The step's per-sequence metadata on the device, built once per step for a given read.
+    struct SeqMetadata {
+        const int32_t* q_start = nullptr;       // i32 [num_seqs]
+        const int32_t* q_len = nullptr;         // i32 [num_seqs]
+        const int32_t* kv_len = nullptr;        // i32 [num_seqs]
+        const int32_t* block_tables = nullptr;  // i32 [num_seqs, table_stride]
+        int32_t table_stride = 0;
+        int32_t max_q_len = 0;
+        int32_t max_kv_len = 0;
+        bool decode_rows = false;  // every sequence has one query row, at row = its index
+    };
+    const SeqMetadata& metadata(const PagedKvRead& kv);
+    float* decode_workspace(int64_t floats);
+    const float* device_inv_freq(std::span<const float> inv_freq);
+
+    CudaOpsOptions options_;
+    CudaStream stream_;
+    Gemm gemm_;
+    StepStaging staging_;
+    // metadata() of the current step: the read it was built for and its staging generation.
+    const PagedSeq* meta_key_ = nullptr;
+    size_t meta_key_size_ = 0;
+    uint64_t meta_generation_ = ~uint64_t{0};
+    SeqMetadata meta_;
+    DeviceBuffer decode_workspace_;
+    // RoPE tables uploaded once: (host table, its device copy).
+    std::vector<std::pair<const float*, DeviceBuffer>> inv_freqs_;
+};
+
+}  // namespace se::cuda

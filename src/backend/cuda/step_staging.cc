@@ -1,0 +1,74 @@
+#include "backend/cuda/step_staging.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "backend/cuda/cuda_status.h"
+
+namespace se::cuda {
+namespace {
+
+constexpr size_t kAlign = 256;
+
+size_t aligned(size_t bytes) {
+    return (bytes + kAlign - 1) / kAlign * kAlign;
+}
+
+}  // namespace
+
+Expected<StepStaging> StepStaging::create(size_t capacity_bytes) {
+    const size_t bytes = aligned(std::max<size_t>(capacity_bytes, kAlign));
+    SE_ASSIGN_OR_RETURN(PinnedBuffer host, PinnedBuffer::allocate(bytes));
+    SE_ASSIGN_OR_RETURN(DeviceBuffer device, DeviceBuffer::allocate(bytes));
+    return StepStaging(std::move(host), std::move(device));
+}
+
+void StepStaging::begin_step() {
+    used_ = 0;
+    copies_.clear();
+    ++generation_;
+}
+
+Status StepStaging::grow(size_t at_least, cudaStream_t stream) {
+    // Copies already queued read the old pinned memory and kernels read the old device memory:
+    // let them finish before either goes. Step data stays valid only within a step, so this
+    // happens at most a few times in a process (the arena is sized for the largest step).
+    SE_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream));
+    const size_t bytes = aligned(std::max(at_least, 2 * host_.size_bytes()));
+    SE_ASSIGN_OR_RETURN(host_, PinnedBuffer::allocate(bytes));
+    SE_ASSIGN_OR_RETURN(device_, DeviceBuffer::allocate(bytes));
+    used_ = 0;
+    copies_.clear();
+    ++generation_;
+    return {};
+}
+
+Expected<StepStaging::Slot> StepStaging::reserve(size_t bytes, cudaStream_t stream) {
+    if (used_ + aligned(bytes) > host_.size_bytes()) {
+        SE_RETURN_IF_ERROR(grow(used_ + aligned(bytes), stream));
+    }
+    Slot slot{.host = static_cast<uint8_t*>(host_.data()) + used_,
+              .device = static_cast<uint8_t*>(device_.data()) + used_,
+              .bytes = bytes};
+    used_ += aligned(bytes);
+    return slot;
+}
+
+Status StepStaging::send(const Slot& slot, cudaStream_t stream) const {
+    if (slot.bytes == 0) return {};
+    SE_CUDA_RETURN_IF_ERROR(
+        cudaMemcpyAsync(slot.device, slot.host, slot.bytes, cudaMemcpyHostToDevice, stream));
+    return {};
+}
+
+Expected<const void*> StepStaging::upload(const void* src, size_t bytes, cudaStream_t stream) {
+    const auto key = std::make_pair(src, bytes);
+    if (auto it = copies_.find(key); it != copies_.end()) return it->second;
+    SE_ASSIGN_OR_RETURN(Slot slot, reserve(bytes, stream));
+    if (bytes > 0) std::memcpy(slot.host, src, bytes);
+    SE_RETURN_IF_ERROR(send(slot, stream));
+    copies_.emplace(key, slot.device);
+    return static_cast<const void*>(slot.device);
+}
+
+}  // namespace se::cuda

@@ -1,0 +1,70 @@
+// The host-side inputs of one forward pass (token ids, positions, KV slots, attention metadata)
+// on their way to the device. The Ops interface hands kernels host spans; the first call that
+// needs one copies it through pinned memory into a device arena, and later calls of the same
+// step (every layer reads the same positions, slots and block tables) reuse the device copy.
+//
+//   pinned host  [ ids | positions | slots | metadata | ...free ]   bump-allocated per step
+//   device       [ ids | positions | slots | metadata | ...free ]   same offsets
+//
+// begin_step() starts over: the previous step's copies have finished by then, because the step
+// ended with a synchronous copy of its logits.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <span>
+#include <utility>
+
+#include "backend/cuda/device_buffer.h"
+#include "backend/cuda/pinned_buffer.h"
+#include "core/expected.h"
+
+namespace se::cuda {
+
+class StepStaging {
+  public:
+    static Expected<StepStaging> create(size_t capacity_bytes);
+
+    void begin_step();
+
+    // A device copy of `bytes` host bytes at `src`, queued on `stream`; the same (src, bytes)
+    // within a step returns the first copy. Grows (after waiting for the stream) when the arena
+    // is full.
+    Expected<const void*> upload(const void* src, size_t bytes, cudaStream_t stream);
+
+    template <typename T>
+    Expected<const T*> upload(std::span<const T> values, cudaStream_t stream) {
+        SE_ASSIGN_OR_RETURN(const void* p, upload(values.data(), values.size_bytes(), stream));
+        return static_cast<const T*>(p);
+    }
+
+    // Room for `bytes` in both arenas that the caller fills on the host and then sends with
+    // send(); for metadata built per call (block tables padded to one stride).
+    struct Slot {
+        void* host = nullptr;
+        void* device = nullptr;
+        size_t bytes = 0;
+    };
+    Expected<Slot> reserve(size_t bytes, cudaStream_t stream);
+    Status send(const Slot& slot, cudaStream_t stream) const;
+
+    // Changes whenever earlier device copies stop being valid (a new step, or growth): callers
+    // that remember a device pointer keep it only while this stays the same.
+    uint64_t generation() const { return generation_; }
+
+  private:
+    StepStaging(PinnedBuffer host, DeviceBuffer device)
+        : host_(std::move(host)), device_(std::move(device)) {}
+    Status grow(size_t at_least, cudaStream_t stream);
+
+    PinnedBuffer host_;
+    DeviceBuffer device_;
+    size_t used_ = 0;
+    uint64_t generation_ = 0;
+    std::map<std::pair<const void*, size_t>, const void*> copies_;
+};
+
+}  // namespace se::cuda

@@ -1,0 +1,49 @@
+#include "engine/backend_factory.h"
+
+#include <fmt/core.h>
+
+#include "backend/cpu/cpu_ops.h"
+
+#if SE_HAVE_CUDA
+#include "backend/cuda/cuda_ops.h"
+#endif
+
+namespace se {
+namespace {
+
+Expected<std::unique_ptr<Ops>> create_cuda(const BackendRequest& request) {
+#if SE_HAVE_CUDA
+    auto ops = cuda::CudaOps::create({.device = 0,
+                                      .max_step_tokens = request.max_step_tokens,
+                                      .max_seqs = request.max_seqs,
+                                      .max_model_len = request.max_model_len,
+                                      .block_size = request.block_size});
+    if (!ops.ok()) {
+        return failed_precondition(
+            fmt::format("--device cuda: no usable GPU ({})", ops.status().to_string()));
+    }
+    return std::unique_ptr<Ops>(std::move(ops).value());
+#else
+    static_cast<void>(request);
+    return failed_precondition(
+        "--device cuda: this build has no CUDA backend (nvcc was not found when it was "
+        "configured; see SE_ENABLE_CUDA)");
+#endif
+}
+
+}  // namespace
+
+Expected<std::unique_ptr<Ops>> create_backend(const BackendRequest& request) {
+    if (request.device == "cuda") return create_cuda(request);
+    if (request.device == "auto") {
+        auto cuda = create_cuda(request);
+        if (cuda.ok()) return cuda;
+    } else if (request.device != "cpu") {
+        return invalid_argument(
+            fmt::format("--device '{}' is not one of auto, cpu, cuda", request.device));
+    }
+    return std::unique_ptr<Ops>(
+        std::make_unique<CpuOps>(CpuOptions{.num_threads = request.num_threads}));
+}
+
+}  // namespace se

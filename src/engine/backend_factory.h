@@ -1,0 +1,28 @@
+// The backend an engine runs on: `--device cpu`, `--device cuda`, or `auto` (cuda when this build
+// has the CUDA backend and a GPU is usable, else cpu).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "backend/ops.h"
+#include "core/expected.h"
+
+namespace se {
+
+struct BackendRequest {
+    std::string device = "auto";  // auto | cpu | cuda
+    int32_t num_threads = 0;      // CPU threads (cpu)
+    // Sizes of the largest step, for the GPU's workspaces (cuda).
+    int64_t max_step_tokens = 0;
+    int32_t max_seqs = 0;
+    int32_t max_model_len = 0;
+    int32_t block_size = 16;
+};
+
+// invalid_argument for an unknown device name; failed_precondition naming why when cuda was asked
+// for and cannot be had (built without CUDA, no GPU, driver error).
+Expected<std::unique_ptr<Ops>> create_backend(const BackendRequest& request);
+
+}  // namespace se
