@@ -144,6 +144,7 @@ AttentionView FullCacheManager::view(int32_t layer, const Selection& selection) 
 }
 
 std::vector<PayloadKind> FullCacheManager::payload_kinds() const {
+    if (options_.full_selections_only && !options_.allow_pruning) return {PayloadKind::kPagedDense};
     return {PayloadKind::kPagedDense, PayloadKind::kPagedGather};
 }
 

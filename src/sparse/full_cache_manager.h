@@ -27,6 +27,10 @@ struct FullCacheOptions {
     // The method reads every resident entry (full selections only) and keeps no per-block state,
     // so Prefix-Cache Pruning may leave holes in its cached prefixes.
     bool allow_pruning = false;
+    // The method selects every entry, always: reads are plain paged reads, and gathered reads
+    // happen only over the holes pruning leaves (so a backend without gather kernels can run it
+    // with pruning off).
+    bool full_selections_only = false;
 };
 
 class FullCacheManager : public CacheManager, private MemoryOracle {

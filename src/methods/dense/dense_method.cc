@@ -20,7 +20,9 @@ Expected<Method> create_dense(const MethodContext& context) {
                   .cache = std::make_unique<FullCacheManager>(
                       context.ops, std::move(store),
                       FullCacheOptions{.enable_prefix_caching = context.enable_prefix_caching,
-                                       .allow_pruning = true})};
+                                       // Pruning scores keys with host code (CPU only).
+                                       .allow_pruning = context.ops.host_memory(),
+                                       .full_selections_only = true})};
 }
 
 const MethodRegistration kRegistration{"dense", &create_dense};
