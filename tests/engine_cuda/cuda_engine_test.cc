@@ -118,6 +118,7 @@ TEST(CudaEngineTest, GreedyTokensMatchTheCpuBackend) {
     {
         EngineConfig config;
         config.load.model = default_model_path();
+        config.sparse_method = "dense";
         config.kv_cache_memory_bytes = int64_t{16} << 20;
         auto engine = Engine::create(config);
         ASSERT_TRUE(engine.ok()) << engine.status().to_string();

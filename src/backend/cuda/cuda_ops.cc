@@ -30,7 +30,7 @@ void must(const Status& status) {
 
 template <typename T>
 T must(Expected<T> value) {
-    must(value.status());
+    if (!value.ok()) must(value.status());
     return std::move(value).value();
 }
 
