@@ -95,7 +95,13 @@ void CudaOps::begin_step() {
 
 Expected<BackendBuffer> CudaOps::allocate(size_t bytes) {
     SE_ASSIGN_OR_RETURN(DeviceBuffer buffer, DeviceBuffer::allocate(bytes));
-    if (bytes > 0) SE_CUDA_RETURN_IF_ERROR(cudaMemset(buffer.data(), 0, bytes));
+    if (bytes > 0) {
+        // On this backend's stream, and finished before the memory is handed out: a plain
+        // cudaMemset runs on the legacy stream, which a non-blocking stream does not wait for,
+        // so it could clear KV entries the first step had already written.
+        SE_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(buffer.data(), 0, bytes, stream_.get()));
+        SE_RETURN_IF_ERROR(stream_.synchronize());
+    }
     auto owner = std::make_shared<DeviceBuffer>(std::move(buffer));
     void* data = owner->data();
     return BackendBuffer(std::move(owner), data, bytes);
