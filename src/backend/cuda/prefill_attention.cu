@@ -1,3 +1,37 @@
+// Paged prefill attention (prefill_attention.h), FlashAttention-2 style on mma.sync.
+//
+// A CTA owns kPrefillTileRows = 128 packed rows of one sequence and KV head (prefill_tiles.h);
+// its 4 warps own 32 rows each (prefill_warp_math.cuh) and loop over 64-key KV tiles gathered
+// from the paged cache (prefill_tile_load.cuh). Why this shape, against the first version (64
+// rows, 16 per warp, one K and one V buffer, 189-196 TFLOP/s at 8K/32K causal on the H200):
+//
+//  * 32 rows per warp: each K/V fragment read from shared memory feeds 4 MMAs, not 2. At 16 rows
+//    per warp an m16n8k16 MMA needed 0.5 ldmatrix.x4 (512 bytes, 4 cycles of the SM's 128 B/clk)
+//    on average, more than the tensor cores take for it. Now, per warp and 32 keys, QK reads
+//    16 Q + 16 K fragments for 64 MMAs and PV 16 V fragments for 64: 0.375 per MMA, 1.33x less
+//    (0.31 with 64-key score steps, which spilled).
+//  * 128 rows per CTA: every K/V tile gathered from L2 serves twice the rows (half the traffic
+//    and half the cp.async and table work per FLOP).
+//  * Registers (head_dim 128: 255, no spills): the 128-float accumulator stays; Q is reloaded
+//    from shared memory per k-step (FA2 does the same), scores are computed 32 keys at a time
+//    (64 spilled), and the causal last keys are recomputed per masked tile.
+//    __launch_bounds__(128, 2) keeps 2 CTAs (8 warps) per SM, as before, with 96 KiB of shared
+//    memory each at head_dim 128 (48 KiB at 64).
+//  * K and V double-buffered, one barrier per tile: tile j + 1 is copied while tile j's QK,
+//    softmax and PV run; before, K(j + 1) had only PV(j) to land under and every tile paid two
+//    barriers.
+//  * Block-table lookups once per (thread, key row) for K and V together: 8 per thread and tile
+//    instead of 16 (and the CTA does half as many tiles per row).
+//  * Diagonal: a warp skips the 32-key steps that are fully masked for all its rows (exact: they
+//    would add zero weights and a correction of 1), so the causal work per warp is its own.
+//
+// Expected on the H200 (GQA 32/8, head_dim 128), against 189 / 196 / 195 TFLOP/s before: about
+// 260 at 8K causal (diagonal tiles and the tail wave of 2048 CTAs over 264 slots weigh more),
+// about 280 at 32K causal and at the 8K chunk over a 24K prefix (no diagonal to speak of). The
+// reasoning: ldmatrix traffic per MMA falls 1.33x, L2 gathers per FLOP 2x, and the copies no
+// longer stall QK, so the kernel moves towards mma.sync's issue rate (well-tuned FA2 kernels run
+// 330-380 on H100); the 32-key score steps and the per-step Q reloads keep it below that. Versus
+// PyTorch SDPA (624 / 615 / 350): about 0.42 / 0.46 / 0.8. The rest needs wgmma and TMA (sm_90a).
 #include "backend/cuda/prefill_attention.h"
 
 #include <cmath>
@@ -5,240 +39,102 @@
 
 #include "backend/cuda/cuda_status.h"
 #include "backend/cuda/launch_checks.h"
+#include "backend/cuda/prefill_tile_load.cuh"
 #include "backend/cuda/prefill_tiles.h"
+#include "backend/cuda/prefill_warp_math.cuh"
 #include "backend/cuda/warp_mma.cuh"
 
 namespace se::cuda {
 namespace {
 
-constexpr int kWarps = kPrefillTileRows / 16;  // a warp owns 16 rows: one MMA's M
-constexpr int kThreads = kWarps * 32;
-constexpr int kKeyBlocks = kPrefillTileKeys / 8;  // n-blocks of a score tile (MMA N = 8)
-constexpr int kKeySteps = kPrefillTileKeys / 16;  // k-steps of P·V (MMA K = 16)
 constexpr int kMinBlockSize = 8;
 constexpr int kMaxBlockSize = 256;
+constexpr int kStages = 2;  // K and V buffers: tile j + 1 lands while tile j is used
 constexpr float kLog2e = 1.4426950408889634f;
 
-// Element offset of 16-byte chunk `chunk` of row `row` in a [rows, kHeadDim] bf16 tile in shared
-// memory. Chunks are swizzled (c ^ row % 8) so that the 8 rows an ldmatrix reads at one logical
-// chunk land in 8 different 16-byte bank groups, and cp.async writes stay 16-byte aligned.
-template <int kHeadDim>
-__device__ __forceinline__ int tile_offset(int row, int chunk) {
-    return row * kHeadDim + ((chunk ^ (row & 7)) * 8);
-}
-
+// Dynamic shared memory of a CTA: Q, then kStages K tiles, then kStages V tiles, each swizzled
+// (tile_layout.h). Tiles are found by arithmetic, not through an array of pointers that a
+// run-time stage index would put on the stack.
 template <int kHeadDim>
 struct SharedTiles {
-    alignas(128) bf16 q[kPrefillTileRows * kHeadDim];  // bf16 [tile rows, head_dim], swizzled
-    alignas(128) bf16 k[kPrefillTileKeys * kHeadDim];  // bf16 [tile keys, head_dim], swizzled
-    alignas(128) bf16 v[kPrefillTileKeys * kHeadDim];  // bf16 [tile keys, head_dim], swizzled
+    static constexpr int kQElems = kPrefillTileRows * kHeadDim;   // bf16 [tile rows, head_dim]
+    static constexpr int kKvElems = kPrefillTileKeys * kHeadDim;  // bf16 [tile keys, head_dim]
+    static constexpr int kBytes = (kQElems + 2 * kStages * kKvElems) * 2;
+
+    bf16* base;
+
+    __device__ bf16* q() const { return base; }
+    __device__ bf16* k(int32_t tile) const { return base + kQElems + (tile % kStages) * kKvElems; }
+    __device__ bf16* v(int32_t tile) const {
+        return base + kQElems + (kStages + tile % kStages) * kKvElems;
+    }
 };
 
-// Where one KV head's rows of one sequence sit in the paged cache.
-struct KvSource {
-    const int32_t* table;  // i32 [ceil(kv_len / block_size)], the sequence's block ids
-    int32_t block_shift;   // log2(block_size)
-    int64_t entry_elems;   // num_kv_heads * head_dim: elements between consecutive slots
-    int64_t head_offset;   // kv_head * head_dim
-};
-
-// Keys [first_key, first_key + kPrefillTileKeys) of K or V into `dst`; keys from end_key on are
-// zeros (never read from the cache: their block table entries may not exist), so that P·V
-// multiplies finite values by the zero weights the mask gives them.
-template <int kHeadDim>
-__device__ __forceinline__ void load_kv_tile(bf16* dst, const bf16* blocks, const KvSource& src,
-                                             int32_t first_key, int32_t end_key) {
-    constexpr int kChunks = kHeadDim / 8;
-    constexpr int kRowsPerPass = kThreads / kChunks;
-    const int chunk = threadIdx.x % kChunks;
-    const int32_t block_mask = (1 << src.block_shift) - 1;
-#pragma unroll
-    for (int pass = 0; pass < kPrefillTileKeys / kRowsPerPass; ++pass) {
-        const int row = static_cast<int>(threadIdx.x) / kChunks + pass * kRowsPerPass;
-        const int32_t key = first_key + row;
-        const bool valid = key < end_key;
-        const bf16* from = blocks;
-        if (valid) {
-            const int64_t slot = (int64_t{src.table[key >> src.block_shift]} << src.block_shift) |
-                                 (key & block_mask);
-            from = blocks + slot * src.entry_elems + src.head_offset + chunk * 8;
-        }
-        cp_async_16(smem_addr(dst + tile_offset<kHeadDim>(row, chunk)), from, valid);
-    }
-}
-
-// The CTA's packed query rows (prefill_tiles.h) into `dst`; rows past the tile's num_rows are
-// zeros.
-template <int kHeadDim>
-__device__ __forceinline__ void load_q_tile(bf16* dst, const PrefillAttentionParams& p,
-                                            int32_t q_start, const PrefillTileRange& range,
-                                            int32_t group, int32_t kv_head) {
-    constexpr int kChunks = kHeadDim / 8;
-    constexpr int kRowsPerPass = kThreads / kChunks;
-    const int chunk = threadIdx.x % kChunks;
-#pragma unroll
-    for (int pass = 0; pass < kPrefillTileRows / kRowsPerPass; ++pass) {
-        const int row = static_cast<int>(threadIdx.x) / kChunks + pass * kRowsPerPass;
-        const bool valid = row < range.num_rows;
-        const bf16* from = p.q;
-        if (valid) {
-            const int32_t packed = range.first_row + row;
-            const int32_t head = kv_head * group + packed % group;
-            from = p.q + (int64_t{q_start} + packed / group) * p.q_row_stride +
-                   int64_t{head} * kHeadDim + chunk * 8;
-        }
-        cp_async_16(smem_addr(dst + tile_offset<kHeadDim>(row, chunk)), from, valid);
-    }
-}
-
-// scores (this warp's 16 rows x 64 keys, C fragments) = q · k^T, unscaled.
-template <int kHeadDim>
-__device__ __forceinline__ void qk_tile(float (&scores)[kKeyBlocks][4],
-                                        const uint32_t (&qa)[kHeadDim / 16][4], const bf16* k) {
-    const int lane = threadIdx.x % 32;
-    // ldmatrix matrices 0..3: (keys 0-7, dims lo), (keys 0-7, dims hi), (keys 8-15, lo), (8-15, hi)
-    const int key_in = lane % 8 + (lane / 16) * 8;
-    const int chunk_in = (lane / 8) % 2;
-#pragma unroll
-    for (int kb = 0; kb < kKeyBlocks; ++kb) {
-#pragma unroll
-        for (int e = 0; e < 4; ++e) scores[kb][e] = 0.0f;
-    }
-#pragma unroll
-    for (int step = 0; step < kHeadDim / 16; ++step) {
-#pragma unroll
-        for (int pair = 0; pair < kKeyBlocks / 2; ++pair) {
-            uint32_t b[4];
-            ldmatrix_x4(
-                b, smem_addr(k + tile_offset<kHeadDim>(pair * 16 + key_in, step * 2 + chunk_in)));
-            mma_bf16_16816(scores[2 * pair], qa[step], b[0], b[1]);
-            mma_bf16_16816(scores[2 * pair + 1], qa[step], b[2], b[3]);
-        }
-    }
-}
-
-// -inf for the keys past each of this thread's two rows' last key (rows g and g + 8).
-__device__ __forceinline__ void mask_tile(float (&scores)[kKeyBlocks][4], int32_t first_key,
-                                          const int32_t (&last_key)[2]) {
-    const int t = threadIdx.x % 4;
-#pragma unroll
-    for (int kb = 0; kb < kKeyBlocks; ++kb) {
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-            const int32_t key = first_key + kb * 8 + 2 * t + e % 2;
-            if (key > last_key[e / 2]) scores[kb][e] = -INFINITY;
-        }
-    }
-}
-
-// Online softmax over one score tile: updates the running max and (per-thread partial) sum of
-// this thread's two rows, rescales their output accumulators, and leaves the weights as bf16 A
-// fragments of P·V. Scores are unscaled; scale * log2(e) is folded into exp2.
-template <int kDimBlocks>
-__device__ __forceinline__ void softmax_tile(float (&scores)[kKeyBlocks][4], float (&row_max)[2],
-                                             float (&row_sum)[2], float (&o)[kDimBlocks][4],
-                                             float scale_log2, uint32_t (&pa)[kKeySteps][4]) {
-#pragma unroll
-    for (int i = 0; i < 2; ++i) {
-        float m = row_max[i];
-#pragma unroll
-        for (int kb = 0; kb < kKeyBlocks; ++kb)
-            m = fmaxf(m, fmaxf(scores[kb][2 * i], scores[kb][2 * i + 1]));
-        // The four lanes of a quad hold the same rows.
-        m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 1));
-        m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 2));
-        // m stays -inf only while every key so far is masked for the row: keep exp2 off -inf -
-        // -inf.
-        const float base = m == -INFINITY ? 0.0f : m * scale_log2;
-        const float correction =
-            row_max[i] == -INFINITY ? 0.0f : exp2f(fmaf(row_max[i], scale_log2, -base));
-        row_max[i] = m;
-        row_sum[i] *= correction;
-#pragma unroll
-        for (int db = 0; db < kDimBlocks; ++db) {
-            o[db][2 * i] *= correction;
-            o[db][2 * i + 1] *= correction;
-        }
-#pragma unroll
-        for (int kb = 0; kb < kKeyBlocks; ++kb) {
-#pragma unroll
-            for (int e = 2 * i; e < 2 * i + 2; ++e) {
-                scores[kb][e] = exp2f(fmaf(scores[kb][e], scale_log2, -base));
-                row_sum[i] += scores[kb][e];
-            }
-        }
-    }
-    // C fragments of key blocks 2s and 2s + 1 are exactly the A fragment of k-step s.
-#pragma unroll
-    for (int s = 0; s < kKeySteps; ++s) {
-        pa[s][0] = pack_bf16x2(scores[2 * s][0], scores[2 * s][1]);
-        pa[s][1] = pack_bf16x2(scores[2 * s][2], scores[2 * s][3]);
-        pa[s][2] = pack_bf16x2(scores[2 * s + 1][0], scores[2 * s + 1][1]);
-        pa[s][3] = pack_bf16x2(scores[2 * s + 1][2], scores[2 * s + 1][3]);
-    }
-}
-
-// o (this warp's 16 rows x head_dim) += p · v.
-template <int kHeadDim>
-__device__ __forceinline__ void pv_tile(float (&o)[kHeadDim / 8][4],
-                                        const uint32_t (&pa)[kKeySteps][4], const bf16* v) {
-    const int lane = threadIdx.x % 32;
-    // ldmatrix.trans matrices 0..3: (keys 0-7, dims lo), (keys 8-15, lo), (0-7, hi), (8-15, hi)
-    const int key_in = lane % 8 + ((lane / 8) % 2) * 8;
-    const int chunk_in = lane / 16;
-#pragma unroll
-    for (int s = 0; s < kKeySteps; ++s) {
-#pragma unroll
-        for (int pair = 0; pair < kHeadDim / 16; ++pair) {
-            uint32_t b[4];
-            ldmatrix_x4_trans(
-                b, smem_addr(v + tile_offset<kHeadDim>(s * 16 + key_in, pair * 2 + chunk_in)));
-            mma_bf16_16816(o[2 * pair], pa[s], b[0], b[1]);
-            mma_bf16_16816(o[2 * pair + 1], pa[s], b[2], b[3]);
-        }
-    }
-}
-
-// This thread's two rows of the warp's output, divided by their softmax sums; rows past the
-// tile's num_rows are not written.
+// This thread's rows of the warp's output, divided by their softmax sums; rows past the tile's
+// num_rows are not written.
 template <int kHeadDim>
 __device__ __forceinline__ void store_rows(const PrefillAttentionParams& p, int32_t q_start,
                                            const PrefillTileRange& range, int32_t group,
-                                           int32_t kv_head, const float (&o)[kHeadDim / 8][4],
-                                           const float (&row_sum)[2]) {
+                                           int32_t kv_head, const PrefillAcc<kHeadDim>& o,
+                                           const PrefillRowState& row_sum) {
     const int lane = threadIdx.x % 32;
     const int warp = threadIdx.x / 32;
 #pragma unroll
-    for (int i = 0; i < 2; ++i) {
-        float sum = row_sum[i];
-        sum += __shfl_xor_sync(0xffffffffu, sum, 1);
-        sum += __shfl_xor_sync(0xffffffffu, sum, 2);
-        const float inv = sum > 0.0f ? 1.0f / sum : 0.0f;  // 0: no visible key, a zero row
-        const int row = warp * 16 + lane / 4 + 8 * i;
-        if (row >= range.num_rows) continue;
-        const int32_t packed = range.first_row + row;
-        const int32_t head = kv_head * group + packed % group;
-        bf16* dst = p.out + (int64_t{q_start} + packed / group) * p.out_row_stride +
-                    int64_t{head} * kHeadDim + 2 * (lane % 4);
+    for (int mt = 0; mt < kPrefillMTiles; ++mt) {
 #pragma unroll
-        for (int db = 0; db < kHeadDim / 8; ++db) {
-            *reinterpret_cast<uint32_t*>(dst + db * 8) =
-                pack_bf16x2(o[db][2 * i] * inv, o[db][2 * i + 1] * inv);
+        for (int i = 0; i < 2; ++i) {
+            float sum = row_sum[mt][i];
+            sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+            sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+            const float inv = sum > 0.0f ? 1.0f / sum : 0.0f;  // 0: no visible key, a zero row
+            const int row = warp * kPrefillWarpRows + mt * 16 + lane / 4 + 8 * i;
+            if (row >= range.num_rows) continue;
+            const int32_t packed = range.first_row + row;
+            const int32_t head = kv_head * group + packed % group;
+            bf16* dst = p.out + (int64_t{q_start} + packed / group) * p.out_row_stride +
+                        int64_t{head} * kHeadDim + 2 * (lane % 4);
+#pragma unroll
+            for (int db = 0; db < kHeadDim / 8; ++db) {
+                *reinterpret_cast<uint32_t*>(dst + db * 8) =
+                    pack_bf16x2(o[mt][db][2 * i] * inv, o[mt][db][2 * i + 1] * inv);
+            }
         }
     }
 }
 
-// One CTA: kPrefillTileRows packed rows of one sequence and one KV head (prefill_tiles.h). K and
-// V have one buffer each and the copies overlap the other matrix's MMAs:
-//   load V(j) | Q·K(j)^T, softmax | wait, sync | load K(j+1) | P·V(j) | wait, sync | ...
+// mask_tile for the scores of keys from `first_key` on, with the last keys of this thread's rows
+// recomputed per masked tile rather than held in registers across the loop.
+__device__ __forceinline__ void mask_rows(PrefillScores& scores, const PrefillTileRange& range,
+                                          int32_t group, int32_t prefix, int32_t first_key) {
+    const int lane = threadIdx.x % 32;
+    const int warp = threadIdx.x / 32;
+    int32_t last_key[kPrefillMTiles][2];
+#pragma unroll
+    for (int mt = 0; mt < kPrefillMTiles; ++mt) {
+#pragma unroll
+        for (int i = 0; i < 2; ++i) {
+            const int32_t row = warp * kPrefillWarpRows + mt * 16 + lane / 4 + 8 * i;
+            last_key[mt][i] = range.last_key(range.first_row + row, group, prefix);
+        }
+    }
+    mask_tile(scores, first_key, last_key);
+}
+
+// One CTA: kPrefillTileRows packed rows of one sequence and one KV head (prefill_tiles.h). One
+// barrier per KV tile, then the copy of the next tile into the other buffers, then this tile:
+//   copy Q, KV(0) | wait, sync | copy KV(1) | QK(0) softmax PV(0) | wait, sync | copy KV(2) | ...
+// The barrier both publishes tile j (every thread waited for its own copies) and frees buffer
+// (j + 1) % 2: every warp finished tile j - 1 before reaching it.
 template <int kHeadDim>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kPrefillThreads, 2)
     prefill_attention_kernel(PrefillAttentionParams p, int32_t tiles_per_seq) {
-    __shared__ SharedTiles<kHeadDim> s;
+    extern __shared__ __align__(128) uint8_t smem[];
+    const SharedTiles<kHeadDim> s{reinterpret_cast<bf16*>(smem)};
     const PrefillCta cta = prefill_cta(blockIdx.x, p.num_seqs, tiles_per_seq);
     const int32_t kv_head = blockIdx.y;
     const int32_t q_len = p.q_len[cta.seq];
     const int32_t kv_len = p.kv_len[cta.seq];
+    const int32_t prefix = kv_len - q_len;
     const int32_t group = p.num_heads / p.num_kv_heads;
     const PrefillTileRange range = prefill_tile_range(cta.tile, q_len, kv_len, group);
     if (range.num_rows == 0) return;  // past this sequence's rows
@@ -247,57 +143,52 @@ __global__ void __launch_bounds__(kThreads)
                        __ffs(p.block_size) - 1, int64_t{p.num_kv_heads} * kHeadDim,
                        int64_t{kv_head} * kHeadDim};
 
-    load_q_tile<kHeadDim>(s.q, p, q_start, range, group, kv_head);
-    if (range.num_kv_tiles > 0) load_kv_tile<kHeadDim>(s.k, p.k_blocks, src, 0, range.end_key);
+    load_q_tile<kHeadDim>(s.q(), p, q_start, range, group, kv_head);
+    if (range.num_kv_tiles > 0) load_kv_tiles<kHeadDim>(s.k(0), s.v(0), p, src, 0, range.end_key);
     cp_async_commit();
 
     const int warp = threadIdx.x / 32;
-    const int lane = threadIdx.x % 32;
-    int32_t last_key[2];  // of rows g and g + 8 of the warp
-    for (int i = 0; i < 2; ++i) {
-        last_key[i] =
-            range.last_key(range.first_row + warp * 16 + lane / 4 + 8 * i, group, kv_len - q_len);
-    }
-    float o[kHeadDim / 8][4] = {};
-    float row_max[2] = {-INFINITY, -INFINITY};
-    float row_sum[2] = {0.0f, 0.0f};
+    const int32_t warp_end_key = prefill_warp_end_key(range, warp, group, prefix);
+    PrefillAcc<kHeadDim> o = {};
+    PrefillRowState row_max = {{-INFINITY, -INFINITY}, {-INFINITY, -INFINITY}};
+    PrefillRowState row_sum = {};
     const float scale_log2 = p.scale * kLog2e;
-
-    cp_async_wait_all();
-    __syncthreads();
-    // The warp's Q rows as A fragments, kept in registers for every KV tile.
-    uint32_t qa[kHeadDim / 16][4];
-#pragma unroll
-    for (int step = 0; step < kHeadDim / 16; ++step) {
-        ldmatrix_x4(qa[step], smem_addr(s.q + tile_offset<kHeadDim>(warp * 16 + lane % 16,
-                                                                    step * 2 + lane / 16)));
-    }
+    const bf16* q_warp = s.q() + warp * kPrefillWarpRows * kHeadDim;
 
     for (int32_t j = 0; j < range.num_kv_tiles; ++j) {
-        const int32_t first_key = j * kPrefillTileKeys;
-        if (j > 0) {  // K(j) has landed, and every warp is done reading V(j - 1)
-            cp_async_wait_all();
-            __syncthreads();
-        }
-        load_kv_tile<kHeadDim>(s.v, p.v_blocks, src, first_key, range.end_key);
-        cp_async_commit();
-
-        float scores[kKeyBlocks][4];
-        qk_tile<kHeadDim>(scores, qa, s.k);
-        if (j >= range.num_full_kv_tiles) mask_tile(scores, first_key, last_key);
-        uint32_t pa[kKeySteps][4];
-        softmax_tile(scores, row_max, row_sum, o, scale_log2, pa);
-
-        cp_async_wait_all();  // V(j) has landed, and every warp is done reading K(j)
+        cp_async_wait_all();
         __syncthreads();
+        const int32_t first_key = j * kPrefillTileKeys;
         if (j + 1 < range.num_kv_tiles) {
-            load_kv_tile<kHeadDim>(s.k, p.k_blocks, src, first_key + kPrefillTileKeys,
-                                   range.end_key);
+            load_kv_tiles<kHeadDim>(s.k(j + 1), s.v(j + 1), p, src, first_key + kPrefillTileKeys,
+                                    range.end_key);
             cp_async_commit();
         }
-        pv_tile<kHeadDim>(o, pa, s.v);
+#pragma unroll 1
+        for (int32_t sub = 0; sub < kPrefillTileKeys / kPrefillSubKeys; ++sub) {
+            const int32_t sub_key = first_key + sub * kPrefillSubKeys;
+            if (sub_key >= warp_end_key) break;  // masked for every row of the warp
+            const int sub_row = sub * kPrefillSubKeys * kHeadDim;
+            PrefillScores scores;
+            qk_tile<kHeadDim>(scores, q_warp, s.k(j) + sub_row);
+            if (j >= range.num_full_kv_tiles) mask_rows(scores, range, group, prefix, sub_key);
+            PrefillWeights pa;
+            softmax_tile<kHeadDim>(scores, row_max, row_sum, o, scale_log2, pa);
+            pv_tile<kHeadDim>(o, pa, s.v(j) + sub_row);
+        }
     }
+    cp_async_wait_all();  // no copy may land in shared memory after the CTA is gone
     store_rows<kHeadDim>(p, q_start, range, group, kv_head, o, row_sum);
+}
+
+template <int kHeadDim>
+Status launch(const PrefillAttentionParams& p, dim3 grid, int32_t tiles_per_seq,
+              cudaStream_t stream) {
+    constexpr int kSmem = SharedTiles<kHeadDim>::kBytes;
+    SE_CUDA_RETURN_IF_ERROR(cudaFuncSetAttribute(
+        prefill_attention_kernel<kHeadDim>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
+    prefill_attention_kernel<kHeadDim><<<grid, kPrefillThreads, kSmem, stream>>>(p, tiles_per_seq);
+    return launch_status("prefill_attention");
 }
 
 Status check_params(const PrefillAttentionParams& p) {
@@ -357,12 +248,8 @@ Status prefill_attention(const PrefillAttentionParams& p, cudaStream_t stream) {
                            " query tiles (grid x is at most 2^31 - 1)");
     }
     const dim3 grid(static_cast<uint32_t>(num_ctas), p.num_kv_heads);
-    if (p.head_dim == 64) {
-        prefill_attention_kernel<64><<<grid, kThreads, 0, stream>>>(p, tiles_per_seq);
-    } else {
-        prefill_attention_kernel<128><<<grid, kThreads, 0, stream>>>(p, tiles_per_seq);
-    }
-    return launch_status("prefill_attention");
+    if (p.head_dim == 64) return launch<64>(p, grid, tiles_per_seq, stream);
+    return launch<128>(p, grid, tiles_per_seq, stream);
 }
 
 }  // namespace se::cuda

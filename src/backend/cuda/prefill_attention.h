@@ -7,9 +7,10 @@
 //                         cached by earlier steps  this step's q_len rows
 //   query row i (0-based in s) sees entries [0, prefix + i]
 //
-// A CTA owns 64 packed rows (query token x head of one KV head's GQA group, prefill_tiles.h) and
-// loops over KV tiles of 64 keys gathered from the paged cache into shared memory; 4 warps own
-// 16 rows each and keep the softmax state and the output accumulator in registers.
+// A CTA owns 128 packed rows (query token x head of one KV head's GQA group, prefill_tiles.h) and
+// loops over KV tiles of 64 keys gathered from the paged cache into double-buffered shared
+// memory; 4 warps own 32 rows each and keep the softmax state and the output accumulator in
+// registers (prefill_attention.cu says why).
 #pragma once
 
 #include <cuda_runtime_api.h>

@@ -6,7 +6,8 @@
 // GQA group share every K and V tile the CTA loads:
 //
 //   packed rows  | t0 h0 | t0 h1 | t0 h2 | t0 h3 | t1 h0 | ... (group 4)
-//   tile 0       [ rows 0 .. 63 ] = tokens 0 .. 15, every head of the group
+//   tile 0       [ rows 0 .. 127 ] = tokens 0 .. 31, every head of the group
+//   warps        [ 0: rows 0-31 ][ 1: 32-63 ][ 2: 64-95 ][ 3: 96-127 ]
 //
 // The sequence's entries are a cached prefix and the q_len new ones; token i sees [0, prefix + i]:
 //
@@ -16,6 +17,10 @@
 //
 // Grid x walks tiles from the last (the most keys) down, every sequence's tile t before any
 // tile t - 1, so the longest CTAs start first and the short ones fill the tail.
+//
+// On the diagonal the warps of a CTA see different numbers of keys: a warp skips the keys from
+// prefill_warp_end_key on (fully masked for its rows, so skipping them changes no bit of its
+// output), and a warp without rows of the sequence computes nothing.
 #pragma once
 
 #include <cstdint>
@@ -24,8 +29,10 @@
 
 namespace se::cuda {
 
-inline constexpr int32_t kPrefillTileRows = 64;  // packed query rows per CTA (4 warps of 16)
-inline constexpr int32_t kPrefillTileKeys = 64;  // keys per KV tile
+inline constexpr int32_t kPrefillTileRows = 128;  // packed query rows per CTA
+inline constexpr int32_t kPrefillWarps = 4;       // warps per CTA
+inline constexpr int32_t kPrefillWarpRows = kPrefillTileRows / kPrefillWarps;  // rows per warp
+inline constexpr int32_t kPrefillTileKeys = 64;                                // keys per KV tile
 
 // Query tiles of the longest sequence: grid x is num_seqs times this.
 SE_HOST_DEVICE inline int32_t prefill_tiles_per_seq(int32_t max_q_len, int32_t group) {
@@ -79,6 +86,17 @@ SE_HOST_DEVICE inline PrefillTileRange prefill_tile_range(int32_t tile, int32_t 
     r.num_full_kv_tiles = first_end > 0 ? first_end / kPrefillTileKeys : 0;
     r.num_kv_tiles = (r.end_key + kPrefillTileKeys - 1) / kPrefillTileKeys;
     return r;
+}
+
+// Keys [0, end) hold every key that a row of warp `warp` of the CTA (inside the tile's num_rows)
+// sees, and key end - 1 is seen by one; 0 when the warp has no such row.
+SE_HOST_DEVICE inline int32_t prefill_warp_end_key(const PrefillTileRange& r, int32_t warp,
+                                                   int32_t group, int32_t prefix) {
+    const int32_t first = warp * kPrefillWarpRows;
+    if (first >= r.num_rows || r.end_key <= 0) return 0;
+    const int32_t last =
+        first + kPrefillWarpRows < r.num_rows ? first + kPrefillWarpRows - 1 : r.num_rows - 1;
+    return r.last_key(r.first_row + last, group, prefix) + 1;
 }
 
 }  // namespace se::cuda

@@ -1,7 +1,8 @@
 // The CTA and KV-tile arithmetic of prefill attention (prefill_tiles.h), checked on the CPU
 // against a row-by-row statement of the causal rule: every packed row of every sequence belongs to
-// exactly one CTA, every key a row sees lies in a KV tile the CTA reads, and the unmasked tiles
-// hold only keys every row of the CTA sees. A wrong bound here would drop or leak keys on the GPU.
+// exactly one CTA, every key a row sees lies in a KV tile the CTA reads, the unmasked tiles
+// hold only keys every row of the CTA sees, and each warp's end key is the last key its rows see. A
+// wrong bound here would drop or leak keys on the GPU.
 #include "backend/cuda/prefill_tiles.h"
 
 #include <gtest/gtest.h>
@@ -50,6 +51,18 @@ void check_tiles(const std::vector<Seq>& seqs, int32_t group) {
         // Rows of the CTA past the sequence (never written) stay inside the keys it reads.
         for (int32_t row = r.first_row + r.num_rows; row < r.first_row + kPrefillTileRows; ++row)
             EXPECT_LT(r.last_key(row, group, prefix), r.end_key);
+        // A warp computes keys [0, warp end): every key its rows see, and no tile past the
+        // CTA's; it may skip what lies beyond only because no row of it sees that.
+        for (int32_t warp = 0; warp < kPrefillWarps; ++warp) {
+            const int32_t end = prefill_warp_end_key(r, warp, group, prefix);
+            const int32_t first = r.first_row + warp * kPrefillWarpRows;
+            const int32_t stop = std::min(first + kPrefillWarpRows, r.first_row + r.num_rows);
+            int32_t warp_last = -1;
+            for (int32_t row = first; row < stop; ++row)
+                warp_last = std::max(warp_last, prefix + row / group);
+            EXPECT_EQ(end, warp_last + 1) << "cta " << cta << " warp " << warp;
+            EXPECT_LE(end, r.end_key);
+        }
     }
     for (size_t s = 0; s < seqs.size(); ++s) {
         for (size_t row = 0; row < owner[s].size(); ++row)
@@ -76,8 +89,20 @@ TEST(PrefillTiles, LongestTilesComeFirst) {
     EXPECT_EQ(prefill_cta(2, 3, 5).seq, 2);
     EXPECT_EQ(prefill_cta(3, 3, 5).tile, 3);
     EXPECT_EQ(prefill_tiles_per_seq(0, 4), 0);
-    EXPECT_EQ(prefill_tiles_per_seq(16, 4), 1);
-    EXPECT_EQ(prefill_tiles_per_seq(17, 4), 2);
+    EXPECT_EQ(prefill_tiles_per_seq(kPrefillTileRows / 4, 4), 1);
+    EXPECT_EQ(prefill_tiles_per_seq(kPrefillTileRows / 4 + 1, 4), 2);
+}
+
+TEST(PrefillTiles, WarpsOnTheDiagonal) {
+    // A fresh 32-token prompt, group 4: one CTA of 128 rows, warp w holds tokens 8w .. 8w + 7.
+    const PrefillTileRange r = prefill_tile_range(0, 32, 32, 4);
+    for (int32_t warp = 0; warp < kPrefillWarps; ++warp)
+        EXPECT_EQ(prefill_warp_end_key(r, warp, 4, 0), 8 * warp + 8);
+    // 9 tokens: warp 1 holds only row 32 (token 8), warps 2 and 3 nothing.
+    const PrefillTileRange short_r = prefill_tile_range(0, 9, 9, 4);
+    EXPECT_EQ(prefill_warp_end_key(short_r, 1, 4, 0), 9);
+    EXPECT_EQ(prefill_warp_end_key(short_r, 2, 4, 0), 0);
+    EXPECT_EQ(prefill_warp_end_key(short_r, 3, 4, 0), 0);
 }
 
 TEST(PrefillTiles, FullTilesNeedNoMask) {
