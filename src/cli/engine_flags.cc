@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
+#include <string_view>
 
 #include "model/model_resolver.h"
 #include "model/text_file.h"
@@ -127,6 +128,9 @@ Expected<EngineConfig> to_engine_config(const EngineFlags& f) {
                                             f.gpu_memory_utilization));
     }
     config.gpu_memory_utilization = f.gpu_memory_utilization;
+    // A diagnosis switch, not a flag: where a GPU step's time goes (docs/gpu.md).
+    const char* op_times = std::getenv("SE_CUDA_OP_TIMES");
+    config.time_ops = op_times != nullptr && std::string_view(op_times) == "1";
     config.kv_cache_dtype = f.kv_cache_dtype;
     config.sparse_method = f.sparse_method;
     // A JSON object, or @path to a file holding one.

@@ -17,7 +17,8 @@ Expected<std::unique_ptr<Ops>> create_cuda(const BackendRequest& request) {
                                       .max_step_tokens = request.max_step_tokens,
                                       .max_seqs = request.max_seqs,
                                       .max_model_len = request.max_model_len,
-                                      .block_size = request.block_size});
+                                      .block_size = request.block_size,
+                                      .time_ops = request.time_ops});
     if (!ops.ok()) {
         return failed_precondition(
             fmt::format("--device cuda: no usable GPU ({})", ops.status().to_string()));

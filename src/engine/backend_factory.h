@@ -19,6 +19,7 @@ struct BackendRequest {
     int32_t max_seqs = 0;
     int32_t max_model_len = 0;
     int32_t block_size = 16;
+    bool time_ops = false;  // cuda: device time per op kind, printed at exit (SE_CUDA_OP_TIMES=1)
 };
 
 // invalid_argument for an unknown device name; failed_precondition naming why when cuda was asked

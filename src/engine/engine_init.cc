@@ -92,7 +92,8 @@ Status Engine::init_backend() {
                                               .max_step_tokens = max_step_tokens(),
                                               .max_seqs = config_.scheduler.max_num_seqs,
                                               .max_model_len = max_model_len_,
-                                              .block_size = config_.block_size}));
+                                              .block_size = config_.block_size,
+                                              .time_ops = config_.time_ops}));
     if (ops_->host_memory()) return {};
     // The weights move to the device once; the host copy goes (an 8B model is 16 GB).
     SE_ASSIGN_OR_RETURN(

@@ -2,7 +2,10 @@
 
 #include <cuda_runtime_api.h>
 
+#include <fmt/core.h>
+
 #include <algorithm>
+#include <cstdio>
 #include <string>
 
 #include "backend/cuda/add_bias.h"
@@ -87,7 +90,20 @@ CudaOps::CudaOps(CudaOpsOptions options, CudaStream stream, Gemm gemm, StepStagi
     : options_(options),
       stream_(std::move(stream)),
       gemm_(std::move(gemm)),
-      staging_(std::move(staging)) {}
+      staging_(std::move(staging)),
+      times_(options.time_ops ? std::make_unique<OpTimes>() : nullptr) {}
+
+CudaOps::~CudaOps() {
+    if (times_ && times_->collect().ok()) fmt::print(stderr, "{}", times_->summary());
+}
+
+CudaOps::Timed::Timed(const CudaOps& ops, const char* name) : ops_(ops) {
+    if (ops_.times_) must(ops_.times_->begin(name, ops_.stream_.get()));
+}
+
+CudaOps::Timed::~Timed() {
+    if (ops_.times_) must(ops_.times_->end(ops_.stream_.get()));
+}
 
 void CudaOps::begin_step() {
     staging_.begin_step();
@@ -126,7 +142,9 @@ Status CudaOps::copy_to_host(void* dst, const void* src, size_t bytes) {
         SE_CUDA_RETURN_IF_ERROR(
             cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream_.get()));
     }
-    return stream_.synchronize();
+    SE_RETURN_IF_ERROR(stream_.synchronize());
+    if (times_) SE_RETURN_IF_ERROR(times_->collect());
+    return {};
 }
 
 std::optional<DeviceMemoryInfo> CudaOps::device_memory() const {
@@ -138,6 +156,7 @@ std::optional<DeviceMemoryInfo> CudaOps::device_memory() const {
 }
 
 void CudaOps::embedding(std::span<const int32_t> ids, const ConstTensorView& table, TensorView y) {
+    const Timed timed(*this, "embedding");
     SE_CHECK(y.dtype == DType::kF32 && y.rows == static_cast<int64_t>(ids.size()));
     const int32_t* device_ids = must(staging_.upload(ids, stream_.get()));
     must(cuda::embedding({.ids = device_ids,
@@ -150,6 +169,7 @@ void CudaOps::embedding(std::span<const int32_t> ids, const ConstTensorView& tab
 }
 
 void CudaOps::matmul(const ConstTensorView& x, const ConstTensorView& w, TensorView y) {
+    const Timed timed(*this, y.dtype == DType::kF32 ? "lm_head" : "matmul");
     SE_CHECK(x.cols == w.cols && y.cols == w.rows && y.rows == x.rows,
              "matmul: x [%ld, %ld] w [%ld, %ld] y [%ld, %ld]", x.rows, x.cols, w.rows, w.cols,
              y.rows, y.cols);
@@ -168,6 +188,7 @@ void CudaOps::matmul(const ConstTensorView& x, const ConstTensorView& w, TensorV
 }
 
 void CudaOps::add_bias(TensorView y, const ConstTensorView& bias) {
+    const Timed timed(*this, "add_bias");
     must(cuda::add_bias({.y = bf16_data(y, "add_bias output"),
                          .bias = f32_data(bias, "bias"),
                          .row_stride = y.cols,
@@ -177,6 +198,7 @@ void CudaOps::add_bias(TensorView y, const ConstTensorView& bias) {
 }
 
 void CudaOps::add(TensorView y, const ConstTensorView& x) {
+    const Timed timed(*this, "residual_add");
     SE_CHECK(y.dtype == DType::kF32 && y.rows == x.rows && y.cols == x.cols);
     must(residual_add({.residual = y.f32(),
                        .x = bf16_data(x, "residual add input"),
@@ -188,6 +210,7 @@ void CudaOps::add(TensorView y, const ConstTensorView& x) {
 
 void CudaOps::rms_norm(const ConstTensorView& x, const ConstTensorView& weight, float eps,
                        TensorView y) {
+    const Timed timed(*this, "rms_norm");
     // The fused kernel with nothing to add: residual is only read.
     SE_CHECK(x.rows == y.rows && x.cols == y.cols);
     must(cuda::add_rms_norm({.residual = const_cast<float*>(f32_data(x, "rms_norm input")),
@@ -202,6 +225,7 @@ void CudaOps::rms_norm(const ConstTensorView& x, const ConstTensorView& weight, 
 
 void CudaOps::add_rms_norm(TensorView residual, const ConstTensorView& x,
                            const ConstTensorView& weight, float eps, TensorView y) {
+    const Timed timed(*this, "add_rms_norm");
     SE_CHECK(residual.dtype == DType::kF32 && residual.rows == x.rows && residual.cols == x.cols &&
              y.rows == x.rows && y.cols == x.cols);
     must(cuda::add_rms_norm({.residual = residual.f32(),
@@ -216,6 +240,7 @@ void CudaOps::add_rms_norm(TensorView residual, const ConstTensorView& x,
 
 void CudaOps::head_rms_norm(TensorView x, int32_t head_dim, const ConstTensorView& weight,
                             float eps) {
+    const Timed timed(*this, "head_rms_norm");
     SE_CHECK(head_dim > 0 && x.cols % head_dim == 0);
     must(cuda::head_rms_norm({.x = bf16_data(x, "head_rms_norm input"),
                               .weight = f32_data(weight, "head norm weight"),
@@ -238,6 +263,7 @@ const float* CudaOps::device_inv_freq(std::span<const float> inv_freq) {
 }
 
 void CudaOps::rope(TensorView x, std::span<const int32_t> positions, const RopeArgs& args) {
+    const Timed timed(*this, "rope");
     SE_CHECK(static_cast<int64_t>(positions.size()) == x.rows && x.cols % args.head_dim == 0);
     const float* inv_freq = device_inv_freq(args.inv_freq);
     const int32_t* device_positions = must(staging_.upload(positions, stream_.get()));
@@ -257,6 +283,7 @@ void CudaOps::rope(TensorView x, std::span<const int32_t> positions, const RopeA
 }
 
 void CudaOps::silu_mul(const ConstTensorView& gate, const ConstTensorView& up, TensorView y) {
+    const Timed timed(*this, "silu_mul");
     SE_CHECK(gate.rows == y.rows && up.rows == y.rows && gate.cols == y.cols && up.cols == y.cols);
     must(cuda::silu_mul({.gate = bf16_data(gate, "silu_mul gate"),
                          .up = bf16_data(up, "silu_mul up"),
@@ -269,6 +296,7 @@ void CudaOps::silu_mul(const ConstTensorView& gate, const ConstTensorView& up, T
 
 void CudaOps::store_kv(const ConstTensorView& k, const ConstTensorView& v, const KvWrite& write,
                        const PagedKvCache& cache) {
+    const Timed timed(*this, "store_kv");
     const PagedKvLayout& layout = cache.layout;
     SE_CHECK(layout.dtype == DType::kBF16, "cuda backend: the KV cache is %s, not BF16",
              dtype_name(layout.dtype).data());
@@ -355,6 +383,7 @@ void CudaOps::attention(const ConstTensorView& q, const PagedKvRead& kv, const A
     const SeqMetadata& meta = metadata(kv);
     const auto num_seqs = static_cast<int32_t>(kv.seqs.size());
     if (meta.decode_rows) {
+        const Timed timed(*this, "decode_attention");
         float* workspace = decode_workspace(decode_attention_workspace_floats(
             num_seqs, args.num_heads, args.head_dim, meta.max_kv_len));
         must(decode_attention({.q = bf16_data(q, "attention q"),
@@ -376,6 +405,7 @@ void CudaOps::attention(const ConstTensorView& q, const PagedKvRead& kv, const A
                               stream_.get()));
         return;
     }
+    const Timed timed(*this, "prefill_attention");
     must(prefill_attention({.q = bf16_data(q, "attention q"),
                             .k_blocks = static_cast<const bf16*>(cache.k_blocks),
                             .v_blocks = static_cast<const bf16*>(cache.v_blocks),
@@ -406,6 +436,7 @@ void CudaOps::attention_gather(const ConstTensorView&, const PagedKvGather&, con
 
 void CudaOps::move_kv(const PagedKvCache& cache, std::span<const int64_t> from,
                       std::span<const int64_t> to) {
+    const Timed timed(*this, "move_kv");
     SE_CHECK(from.size() == to.size() && cache.layout.dtype == DType::kBF16);
     if (from.empty()) return;
     const int64_t* device_from = must(staging_.upload(from, stream_.get()));

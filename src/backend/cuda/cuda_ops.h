@@ -13,6 +13,7 @@
 
 #include "backend/cuda/device_buffer.h"
 #include "backend/cuda/gemm.h"
+#include "backend/cuda/op_times.h"
 #include "backend/cuda/step_staging.h"
 #include "backend/cuda/stream.h"
 #include "backend/ops.h"
@@ -26,12 +27,15 @@ struct CudaOpsOptions {
     int32_t max_seqs = 256;          // sequences in one step
     int32_t max_model_len = 8192;    // longest sequence
     int32_t block_size = 16;         // KV entries per block
+    bool time_ops = false;           // device time per op kind, printed at exit (op_times.h)
 };
 
 class CudaOps final : public Ops {
   public:
     // Fails when there is no usable GPU (the Status names why) or memory runs out.
     static Expected<std::unique_ptr<CudaOps>> create(const CudaOpsOptions& options);
+
+    ~CudaOps() override;
 
     std::string_view name() const override { return "cuda"; }
     bool reads(KvReadKind kind) const override { return kind == KvReadKind::kPaged; }
@@ -86,6 +90,18 @@ class CudaOps final : public Ops {
     float* decode_workspace(int64_t floats);
     const float* device_inv_freq(std::span<const float> inv_freq);
 
+    // Brackets one op's kernels with timing events when time_ops is on.
+    class Timed {
+      public:
+        Timed(const CudaOps& ops, const char* name);
+        ~Timed();
+        Timed(const Timed&) = delete;
+        Timed& operator=(const Timed&) = delete;
+
+      private:
+        const CudaOps& ops_;
+    };
+
     CudaOpsOptions options_;
     CudaStream stream_;
     Gemm gemm_;
@@ -96,6 +112,7 @@ class CudaOps final : public Ops {
     uint64_t meta_generation_ = ~uint64_t{0};
     SeqMetadata meta_;
     DeviceBuffer decode_workspace_;
+    std::unique_ptr<OpTimes> times_;  // null unless options.time_ops
     // RoPE tables uploaded once: (host table, its device copy).
     std::vector<std::pair<const float*, DeviceBuffer>> inv_freqs_;
 };
