@@ -18,6 +18,8 @@ Expected<std::unique_ptr<Ops>> create_cuda(const BackendRequest& request) {
                                       .max_seqs = request.max_seqs,
                                       .max_model_len = request.max_model_len,
                                       .block_size = request.block_size,
+                                      .num_heads = request.num_heads,
+                                      .head_dim = request.head_dim,
                                       .time_ops = request.time_ops});
     if (!ops.ok()) {
         return failed_precondition(

@@ -19,6 +19,8 @@ struct BackendRequest {
     int32_t max_seqs = 0;
     int32_t max_model_len = 0;
     int32_t block_size = 16;
+    int32_t num_heads = 0;  // the model's query heads and head_dim (cuda: decode workspace)
+    int32_t head_dim = 0;
     bool time_ops = false;  // cuda: device time per op kind, printed at exit (SE_CUDA_OP_TIMES=1)
 };
 

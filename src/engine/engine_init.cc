@@ -93,6 +93,8 @@ Status Engine::init_backend() {
                                               .max_seqs = config_.scheduler.max_num_seqs,
                                               .max_model_len = max_model_len_,
                                               .block_size = config_.block_size,
+                                              .num_heads = loaded_.config.num_heads,
+                                              .head_dim = loaded_.config.head_dim,
                                               .time_ops = config_.time_ops}));
     if (ops_->host_memory()) return {};
     // The weights move to the device once; the host copy goes (an 8B model is 16 GB).

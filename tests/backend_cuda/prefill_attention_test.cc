@@ -326,7 +326,8 @@ std::string param_name(const ::testing::TestParamInfo<PrefillParam>& info) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Paged, PrefillAttentionTest,
-                         ::testing::Combine(::testing::Values(16, 32), ::testing::Values(1, 3, 4, 8),
+                         ::testing::Combine(::testing::Values(16, 32),
+                                            ::testing::Values(1, 3, 4, 8),
                                             ::testing::Values(64, 128)),
                          param_name);
 

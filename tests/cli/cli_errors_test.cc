@@ -107,6 +107,13 @@ TEST(CliErrorsTest, BadFlagValues) {
                           {"top_p", "1.5"});
     expect_one_error_line(run_cli(dir, {"generate", "--prompt", "x", "--sparse-config", "[1]"}),
                           {"--sparse-config"});
+    expect_one_error_line(run_cli(dir, {"generate", "--prompt", "x", "--device", "tpu"}),
+                          {"--device", "tpu", "cuda"});
+    expect_one_error_line(
+        run_cli(dir, {"generate", "--prompt", "x", "--gpu-memory-utilization", "1.5"}),
+        {"--gpu-memory-utilization", "1.5"});
+    expect_one_error_line(run_cli(dir, {"generate", "--prompt", "x", "--kv-cache-memory", "0"}),
+                          {"--kv-cache-memory", "positive"});
 }
 
 TEST(CliErrorsTest, EvalBadInputExitsWithTwo) {

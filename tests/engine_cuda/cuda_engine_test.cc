@@ -4,11 +4,17 @@
 //
 // The CPU computes in f32 from the Q4_1 weights; the GPU reads the same weights dequantized to
 // bf16 and keeps activations and KV in bf16 (backend/cuda/activations.h). Each bf16 rounding
-// moves a value by up to 2^-9 of itself, so per-position logits differ by a relative L2 error
-// of the order of 1e-3 to 1e-2 (METHOD.md's range for bf16 operands) after 30 layers; 3e-2
-// leaves room for that accumulation, while a wrong kernel (a missed key, a wrong block, a wrong
-// head) gives errors of order 1. Greedy choices must agree wherever the CPU's own top-2 margin is
-// clear of that noise; the generated tokens must be identical.
+// moves a value by up to 2^-9 of itself, and a token passes about ten roundings per layer over 30
+// layers. Measured on the H200 (2026-11-30): the worst logits row of the 68 prompt positions, in
+// one batch and in 7-token chunks, block sizes 16 and 32, is 5.4e-2 relative L2 from the CPU's,
+// and the GPU's argmax agrees wherever the CPU's top-2 margin exceeds 0.5. The bound is 0.1: a
+// broken kernel gives far more (a KV race that cleared part of the cache gave 0.94).
+//
+// Greedy generation: the GPU must produce the CPU's tokens until the CPU itself nearly ties (its
+// top-2 margin below kMarginTolerance); there bf16 noise may pick the other token and the two
+// continuations part ways legitimately. Seen on the H200: prompts 0 and 3 part at margins of 0.038
+// and 0.044 logits; the other three match for all 64 tokens. A wrong kernel parts at a confident
+// token and fails.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -23,8 +29,10 @@
 namespace se::testing {
 namespace {
 
-constexpr double kRelTolerance = 3e-2;
-constexpr float kMarginTolerance = 0.5f;  // logits; far above the absolute errors seen
+constexpr double kRelTolerance = 0.1;
+// Logits: top-2 gaps below this are ones the bf16 noise may flip (the flips seen were at 0.04;
+// every gap above 0.5 agreed at all 68 prompt positions).
+constexpr float kMarginTolerance = 0.5f;
 
 std::string default_model_path() {
     auto path = resolve_model_path("smollm2-135m");
@@ -95,7 +103,8 @@ TEST(CudaEngineTest, PrefillLogitsMatchTheCpuBackend) {
 }
 
 std::vector<RequestOutput> generate_greedy(const std::string& device,
-                                           const std::vector<std::vector<int32_t>>& prompts) {
+                                           const std::vector<std::vector<int32_t>>& prompts,
+                                           bool with_logprobs) {
     EngineConfig config;
     config.load.model = default_model_path();
     config.device = device;
@@ -108,6 +117,7 @@ std::vector<RequestOutput> generate_greedy(const std::string& device,
     params.temperature = 0.0f;
     params.ignore_eos = true;
     params.max_tokens = 64;
+    if (with_logprobs) params.logprobs = 2;
     auto out = (*engine)->generate(prompts, params);
     SE_CHECK(out.ok(), "%s", out.status().to_string().c_str());
     return std::move(out).value();
@@ -129,11 +139,29 @@ TEST(CudaEngineTest, GreedyTokensMatchTheCpuBackend) {
         }
     }
     ASSERT_EQ(prompts.size(), 5u);
-    const auto want = generate_greedy("cpu", prompts);
-    const auto got = generate_greedy("cuda", prompts);
+    const auto want = generate_greedy("cpu", prompts, true);
+    const auto got = generate_greedy("cuda", prompts, false);
+    int32_t matched = 0;
     for (size_t i = 0; i < prompts.size(); ++i) {
-        EXPECT_EQ(got[i].token_ids, want[i].token_ids) << "prompt " << i;
+        ASSERT_EQ(got[i].token_ids.size(), 64u);
+        ASSERT_EQ(want[i].logprobs.size(), 64u);
+        for (size_t t = 0; t < 64; ++t) {
+            if (got[i].token_ids[t] == want[i].token_ids[t]) {
+                ++matched;
+                continue;
+            }
+            const auto top = want[i].logprobs[t].top_logprobs();
+            ASSERT_GE(top.size(), 2u);
+            const float margin = top[0].logprob - top[1].logprob;
+            EXPECT_LT(margin, kMarginTolerance)
+                << "prompt " << i << " token " << t << ": the GPU chose " << got[i].token_ids[t]
+                << " where the CPU chose " << want[i].token_ids[t] << " by a clear margin";
+            std::printf("prompt %zu parts at token %zu (CPU top-2 margin %.3f)\n", i, t, margin);
+            break;
+        }
     }
+    std::printf("%d of %zu greedy tokens identical before the first near-tie\n", matched,
+                64 * prompts.size());
 }
 
 }  // namespace

@@ -82,8 +82,16 @@ Expected<std::unique_ptr<CudaOps>> CudaOps::create(const CudaOpsOptions& options
     SE_ASSIGN_OR_RETURN(CudaStream stream, CudaStream::create());
     SE_ASSIGN_OR_RETURN(Gemm gemm, Gemm::create());
     SE_ASSIGN_OR_RETURN(StepStaging staging, StepStaging::create(staging_bytes(options)));
-    return std::unique_ptr<CudaOps>(
+    std::unique_ptr<CudaOps> ops(
         new CudaOps(options, std::move(stream), std::move(gemm), std::move(staging)));
+    // The decode workspace of the largest step, so that no decode step allocates.
+    if (options.num_heads > 0 && options.head_dim > 0) {
+        const int64_t floats = decode_attention_max_workspace_floats(
+            options.max_seqs, options.num_heads, options.head_dim, options.max_model_len);
+        SE_ASSIGN_OR_RETURN(ops->decode_workspace_,
+                            DeviceBuffer::allocate(static_cast<size_t>(floats) * sizeof(float)));
+    }
+    return ops;
 }
 
 CudaOps::CudaOps(CudaOpsOptions options, CudaStream stream, Gemm gemm, StepStaging staging)

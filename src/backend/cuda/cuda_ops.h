@@ -27,6 +27,8 @@ struct CudaOpsOptions {
     int32_t max_seqs = 256;          // sequences in one step
     int32_t max_model_len = 8192;    // longest sequence
     int32_t block_size = 16;         // KV entries per block
+    int32_t num_heads = 0;           // query heads; with head_dim, sizes the decode workspace
+    int32_t head_dim = 0;            // (0: sized by the first launches instead)
     bool time_ops = false;           // device time per op kind, printed at exit (op_times.h)
 };
 

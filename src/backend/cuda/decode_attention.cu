@@ -537,6 +537,11 @@ int64_t decode_attention_workspace_floats(int32_t num_seqs, int32_t num_heads, i
            (head_dim + 2);
 }
 
+int64_t decode_attention_max_workspace_floats(int32_t max_seqs, int32_t num_heads, int32_t head_dim,
+                                              int32_t max_len) {
+    return decode_max_partition_rows(max_seqs, max_len) * num_heads * (head_dim + 2);
+}
+
 Status decode_attention(const DecodeAttentionParams& p, cudaStream_t stream) {
     SE_RETURN_IF_ERROR(check_params(p));
     if (p.num_seqs == 0) return Status::ok_status();

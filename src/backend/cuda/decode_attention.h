@@ -44,6 +44,11 @@ struct DecodeAttentionParams {
     float scale = 1.0f;        // usually 1 / sqrt(head_dim)
 };
 
+// Floats of workspace any launch with num_seqs <= max_seqs and max_kv_len <= max_len needs: what
+// an engine allocates once at start-up.
+int64_t decode_attention_max_workspace_floats(int32_t max_seqs, int32_t num_heads, int32_t head_dim,
+                                              int32_t max_len);
+
 // Floats of workspace a launch with these sizes needs.
 int64_t decode_attention_workspace_floats(int32_t num_seqs, int32_t num_heads, int32_t head_dim,
                                           int32_t max_kv_len);

@@ -41,4 +41,14 @@ constexpr int32_t decode_num_partitions(int32_t max_kv_len, int32_t partition) {
     return n > 1 ? n : 1;
 }
 
+// The most (sequence, partition) pairs of any launch with num_seqs <= max_seqs and max_kv_len <=
+// max_len, to size the workspace once at start-up. A size s below the largest is chosen only when
+// size 2s gives fewer than kDecodeMinPartsPerHead pairs, and ceil(len / s) <= 2 * ceil(len / 2s),
+// so s gives fewer than 2 * kDecodeMinPartsPerHead; the largest size gives
+// num_seqs * ceil(len / kDecodeMaxPartition), which grows with both.
+constexpr int64_t decode_max_partition_rows(int32_t max_seqs, int32_t max_len) {
+    const int64_t largest = int64_t{max_seqs} * decode_num_partitions(max_len, kDecodeMaxPartition);
+    return largest > 2 * kDecodeMinPartsPerHead ? largest : 2 * kDecodeMinPartsPerHead;
+}
+
 }  // namespace se::cuda

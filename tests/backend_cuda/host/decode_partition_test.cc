@@ -60,5 +60,29 @@ TEST(DecodePartition, NumPartitionsCoverTheBound) {
     EXPECT_EQ(decode_num_partitions(2147483647, 1024), 2097152);
 }
 
+// The start-up bound on the workspace holds for every launch up to the limits it was given.
+TEST(DecodePartition, MaxRowsBoundsEveryLaunchUpToTheLimits) {
+    for (int32_t max_seqs : {1, 3, 64, 200}) {
+        for (int32_t max_len : {1, 700, 4096, 70000}) {
+            const int64_t bound = decode_max_partition_rows(max_seqs, max_len);
+            int64_t worst = 0;
+            for (int32_t seqs = 1; seqs <= max_seqs; seqs += seqs < 8 ? 1 : 7) {
+                for (int32_t len = 1; len <= max_len; len += len < 2048 ? 1 : 61) {
+                    const int32_t size = decode_partition_size(seqs, len);
+                    const int64_t rows = int64_t{seqs} * decode_num_partitions(len, size);
+                    worst = rows > worst ? rows : worst;
+                }
+                const int32_t size = decode_partition_size(seqs, max_len);
+                const int64_t rows = int64_t{seqs} * decode_num_partitions(max_len, size);
+                worst = rows > worst ? rows : worst;
+            }
+            EXPECT_LE(worst, bound) << max_seqs << " sequences up to " << max_len << " keys";
+        }
+    }
+    // Tight where the largest partitions rule: 256 sequences of 128K keys.
+    EXPECT_EQ(decode_max_partition_rows(256, 131072), 256 * 128);
+    EXPECT_EQ(decode_max_partition_rows(1, 100), 2 * kDecodeMinPartsPerHead);
+}
+
 }  // namespace
 }  // namespace se::cuda
