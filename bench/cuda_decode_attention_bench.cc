@@ -17,6 +17,7 @@
 #include "backend/cuda/device_buffer.h"
 #include "backend/cuda/event.h"
 #include "backend/cuda/stream.h"
+#include "cuda_launch_timing.h"
 
 namespace se::cuda {
 namespace {
@@ -75,16 +76,9 @@ Status run(const Shape& s, int iters) {
                                   .head_dim = kHeadDim,
                                   .block_size = kBlock,
                                   .scale = 0.08838834764831845f};
-    SE_ASSIGN_OR_RETURN(CudaStream stream, CudaStream::create());
-    SE_ASSIGN_OR_RETURN(CudaEvent start, CudaEvent::create(EventKind::kTiming));
-    SE_ASSIGN_OR_RETURN(CudaEvent end, CudaEvent::create(EventKind::kTiming));
-    for (int i = 0; i < kWarmup; ++i) SE_RETURN_IF_ERROR(decode_attention(p, stream.get()));
-    SE_RETURN_IF_ERROR(start.record(stream.get()));
-    for (int i = 0; i < iters; ++i) SE_RETURN_IF_ERROR(decode_attention(p, stream.get()));
-    SE_RETURN_IF_ERROR(end.record(stream.get()));
-    SE_RETURN_IF_ERROR(end.synchronize());
-    SE_ASSIGN_OR_RETURN(const float total_ms, CudaEvent::elapsed_ms(start, end));
-    const double ms = total_ms / iters;
+    SE_ASSIGN_OR_RETURN(const double ms, mean_launch_ms(kWarmup, iters, [&](cudaStream_t stream) {
+                            return decode_attention(p, stream);
+                        }));
     const double tb_per_s = 2.0 * static_cast<double>(kv_bytes) / (ms * 1e-3) / 1e12;
     fmt::print(
         "{{\"impl\": \"sparse-engine\", \"batch\": {}, \"context\": {}, \"ms\": {:.4f}, "

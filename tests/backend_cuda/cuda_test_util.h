@@ -121,4 +121,13 @@ inline void expect_all_equal(const std::vector<float>& got, const std::vector<fl
     expect_all_near(got, want, 0.0f, 0.0f, what);
 }
 
+// "block16_gqa4_dim128": the test name of the paged attention tests' parameters (block size, GQA
+// group, head dim).
+template <typename ParamInfo>
+std::string paged_attention_param_name(const ParamInfo& info) {
+    const auto [block_size, group, head_dim] = info.param;
+    return "block" + std::to_string(block_size) + "_gqa" + std::to_string(group) + "_dim" +
+           std::to_string(head_dim);
+}
+
 }  // namespace se::cuda::testing

@@ -227,17 +227,11 @@ TEST_P(DecodeAttentionTest, BatchOf128TakesPartitionsOf1024) {
     check(cycled({1, 1023, 0, 1024, 7, 1025, 1100, 64, 200, 31}, 128), 15, 1024);
 }
 
-std::string param_name(const ::testing::TestParamInfo<DecodeParam>& info) {
-    const auto [block_size, group, head_dim] = info.param;
-    return "block" + std::to_string(block_size) + "_gqa" + std::to_string(group) + "_dim" +
-           std::to_string(head_dim);
-}
-
-INSTANTIATE_TEST_SUITE_P(Paged, DecodeAttentionTest,
-                         ::testing::Combine(::testing::Values(16, 32),
-                                            ::testing::Values(1, 3, 4, 8),
-                                            ::testing::Values(64, 128)),
-                         param_name);
+INSTANTIATE_TEST_SUITE_P(
+    Paged, DecodeAttentionTest,
+    ::testing::Combine(::testing::Values(16, 32), ::testing::Values(1, 3, 4, 8),
+                       ::testing::Values(64, 128)),
+    testing::paged_attention_param_name<::testing::TestParamInfo<DecodeParam>>);
 
 TEST(DecodeAttentionArgs, UnsupportedShapesAreStatuses) {
     const DecodeAttentionParams ok{.q_row_stride = 8 * 128,

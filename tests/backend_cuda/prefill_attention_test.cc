@@ -319,17 +319,11 @@ TEST_P(PrefillAttentionTest, AllSequencesEmpty) {
     check({{0, 0}, {0, 5}, {0, 0}}, /*zero_keys=*/false, 24);
 }
 
-std::string param_name(const ::testing::TestParamInfo<PrefillParam>& info) {
-    const auto [block_size, group, head_dim] = info.param;
-    return "block" + std::to_string(block_size) + "_gqa" + std::to_string(group) + "_dim" +
-           std::to_string(head_dim);
-}
-
-INSTANTIATE_TEST_SUITE_P(Paged, PrefillAttentionTest,
-                         ::testing::Combine(::testing::Values(16, 32),
-                                            ::testing::Values(1, 3, 4, 8),
-                                            ::testing::Values(64, 128)),
-                         param_name);
+INSTANTIATE_TEST_SUITE_P(
+    Paged, PrefillAttentionTest,
+    ::testing::Combine(::testing::Values(16, 32), ::testing::Values(1, 3, 4, 8),
+                       ::testing::Values(64, 128)),
+    testing::paged_attention_param_name<::testing::TestParamInfo<PrefillParam>>);
 
 // The two cheap references agree with each other (CPU only): with K = 0, the running mean of V
 // equals ReferenceOps on the sampled decode rows, short and long sequences alike.
