@@ -165,7 +165,7 @@ Status Engine::init_method() {
     if (!ops_->host_memory() && method_.runtime->reads_activations_on_host()) {
         return failed_precondition(fmt::format(
             "method {} reads queries and keys on the host; on the {} backend only methods "
-            "whose selections run on the device are available (dense); use --device cpu",
+            "whose selections run on the device are available; use --device cpu",
             config_.sparse_method, ops_->name()));
     }
     const AttentionArgs args{.num_heads = mc.num_heads,
