@@ -118,16 +118,8 @@ Expected<EngineConfig> to_engine_config(const EngineFlags& f) {
         if (bytes.value() <= 0) return invalid_argument("--kv-cache-memory must be positive");
         config.kv_cache_memory_bytes = bytes.value();
     }
-    if (f.device != "auto" && f.device != "cpu" && f.device != "cuda") {
-        return invalid_argument(
-            fmt::format("--device '{}' is not one of auto, cpu, cuda", f.device));
-    }
-    config.device = f.device;
-    if (!(f.gpu_memory_utilization > 0.0f && f.gpu_memory_utilization <= 1.0f)) {
-        return invalid_argument(fmt::format("--gpu-memory-utilization must be in (0, 1], got {}",
-                                            f.gpu_memory_utilization));
-    }
-    config.gpu_memory_utilization = f.gpu_memory_utilization;
+    config.device = f.device;  // checked by the engine (backend_factory.h)
+    config.gpu_memory_utilization = f.gpu_memory_utilization;  // checked by the engine
     // A diagnosis switch, not a flag: where a GPU step's time goes (docs/gpu.md).
     const char* op_times = std::getenv("SE_CUDA_OP_TIMES");
     config.time_ops = op_times != nullptr && std::string_view(op_times) == "1";

@@ -87,6 +87,12 @@ Status Engine::init_tokenizer() {
 }
 
 Status Engine::init_backend() {
+    // Checked on every device, so a bad value is an error even where it would go unused.
+    const float util = config_.gpu_memory_utilization;
+    if (!(util > 0.0f && util <= 1.0f)) {
+        return invalid_argument(
+            fmt::format("--gpu-memory-utilization must be in (0, 1], got {}", util));
+    }
     SE_ASSIGN_OR_RETURN(ops_, create_backend({.device = config_.device,
                                               .num_threads = config_.num_threads,
                                               .max_step_tokens = max_step_tokens(),
@@ -116,10 +122,6 @@ Expected<int64_t> Engine::kv_cache_bytes() const {
     const std::optional<DeviceMemoryInfo> memory = ops_->device_memory();
     if (!memory) return int64_t{4} << 30;  // host memory: --kv-cache-memory's default
     const float util = config_.gpu_memory_utilization;
-    if (!(util > 0.0f && util <= 1.0f)) {
-        return invalid_argument(
-            fmt::format("--gpu-memory-utilization must be in (0, 1], got {}", util));
-    }
     // What this process may use, less what the device already holds (weights, activations, and
     // anything else on it), less the logits and room for workspaces that grow with the step.
     const int64_t used = memory->total_bytes - memory->free_bytes;
