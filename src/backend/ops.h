@@ -7,10 +7,13 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "backend/backend_memory.h"
 #include "backend/kv_layout.h"
+#include "backend/sampling_rows.h"
+#include "core/check.h"
 #include "core/tensor_view.h"
 
 namespace se {
@@ -24,6 +27,13 @@ struct RopeArgs {
     std::span<const float> inv_freq;  // f32 [rotary_dim / 2], scaling already applied
     RopeStyle style = RopeStyle::kNeox;
     int32_t head_dim = 0;
+};
+
+// Per-head RMSNorm weights of q and k (Qwen3), f32 [1, head_dim] each; empty views: no norm.
+struct QkNorm {
+    ConstTensorView q;
+    ConstTensorView k;
+    float eps = 1e-6f;
 };
 
 struct AttentionArgs {
@@ -63,6 +73,20 @@ class Ops : public BackendMemory {
     // not alias x.
     virtual void matmul(const ConstTensorView& x, const ConstTensorView& w, TensorView y) = 0;
 
+    // The model will call matmul(x [m, w.cols], w, y [m, w.rows] of y_dtype) with m up to max_m:
+    // a backend that picks GEMM algorithms per shape does so now, at start-up.
+    virtual Status prepare_matmul(const ConstTensorView& w, DType y_dtype, int64_t max_m) {
+        return {};
+    }
+
+    // ys[i] = x · ws[i]^T for each i: the projections that read the same input (q, k, v; gate,
+    // up), which a backend may run as one kernel. Each ys[i] as in matmul.
+    virtual void project(const ConstTensorView& x, std::span<const ConstTensorView> ws,
+                         std::span<const TensorView> ys) {
+        SE_CHECK(ws.size() == ys.size());
+        for (size_t i = 0; i < ws.size(); ++i) matmul(x, ws[i], ys[i]);
+    }
+
     // y act [n, c] += bias f32 [1, c] broadcast over rows
     virtual void add_bias(TensorView y, const ConstTensorView& bias) = 0;
 
@@ -81,12 +105,34 @@ class Ops : public BackendMemory {
         rms_norm(residual, weight, eps, y);
     }
 
+    // y act [i, c] = rms_norm(x f32 [rows[i], c]) for each listed row of x (host indices): the
+    // final norm of the rows whose logits are wanted.
+    virtual void rms_norm_rows(const ConstTensorView& x, std::span<const int32_t> rows,
+                               const ConstTensorView& weight, float eps, TensorView y) {
+        SE_CHECK(y.rows == static_cast<int64_t>(rows.size()));
+        for (size_t i = 0; i < rows.size(); ++i) {
+            const ConstTensorView row(
+                x.dtype, static_cast<const uint8_t*>(x.data) + rows[i] * x.row_bytes(), 1, x.cols);
+            rms_norm(row, weight, eps, y.slice_rows(static_cast<int64_t>(i), 1));
+        }
+    }
+
     // Per-head RMSNorm in place: x act [n, heads * head_dim], weight f32 [1, head_dim].
     virtual void head_rms_norm(TensorView x, int32_t head_dim, const ConstTensorView& weight,
                                float eps) = 0;
 
     // Rotary embedding in place on x act [n, heads * head_dim] at positions i32 [n] (host).
     virtual void rope(TensorView x, std::span<const int32_t> positions, const RopeArgs& args) = 0;
+
+    // A layer's q and k before attention, in place: per-head RMSNorm with norm.q / norm.k where
+    // given (empty views: none), then RoPE on both; one kernel where the backend fuses it.
+    virtual void qk_norm_rope(TensorView q, TensorView k, std::span<const int32_t> positions,
+                              const RopeArgs& args, const QkNorm& norm) {
+        if (!norm.q.empty()) head_rms_norm(q, args.head_dim, norm.q, norm.eps);
+        if (!norm.k.empty()) head_rms_norm(k, args.head_dim, norm.k, norm.eps);
+        rope(q, positions, args);
+        rope(k, positions, args);
+    }
 
     // y act [n, c] = silu(gate act [n, c]) * up act [n, c]; y may alias gate or up.
     virtual void silu_mul(const ConstTensorView& gate, const ConstTensorView& up, TensorView y) = 0;
@@ -106,6 +152,17 @@ class Ops : public BackendMemory {
     // list, see kv_layout.h).
     virtual void attention_gather(const ConstTensorView& q, const PagedKvGather& kv,
                                   const AttentionArgs& args, TensorView out) = 0;
+
+    // Whether sample() works on this backend; otherwise the engine copies the logits to the host
+    // and samples there.
+    virtual bool samples_on_device() const { return false; }
+
+    // tokens[i] = the token row i of logits f32 [rows, vocab] (this backend's memory) draws as
+    // rows[i] says (sampling_rows.h), after `edits` are applied to the logits in place.
+    virtual Status sample(const TensorView& logits, std::span<const LogitEdit> edits,
+                          std::span<const RowSampling> rows, std::span<int32_t> tokens) {
+        return unsupported(std::string(name()) + " backend samples on the host");
+    }
 
     // Copies the K and V of entry slot from[i] to slot to[i], in order i = 0, 1, ...; a slot
     // may be written only after it was read (compaction moves entries toward the front).

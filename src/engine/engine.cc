@@ -166,10 +166,18 @@ void Engine::after_forward(const ScheduledStep& step, StepLogits& out, double se
                                .first(static_cast<size_t>(seq->num_prompt_tokens()))});
         }
     }
+    if (out.on_backend) {
+        const Status sampled = runner_->sample_on_backend(out, sampled_tokens_);
+        // The logits and the device are beyond use if the backend cannot sample them.
+        SE_CHECK(sampled.ok(), "sampling on the %s backend: %s", device_name().data(),
+                 sampled.to_string().c_str());
+    }
     for (size_t i = 0; i < out.seqs.size(); ++i) {
         Sequence* seq = out.seqs[i];
-        float* row = out.logits.f32_row(static_cast<int64_t>(i));
-        const bool done = seq->sample_and_append({row, static_cast<size_t>(out.logits.cols)});
+        const std::span<float> row(out.logits.f32_row(static_cast<int64_t>(i)),
+                                   static_cast<size_t>(out.logits.cols));
+        const bool done = out.on_backend ? seq->append_sampled(sampled_tokens_[i], row)
+                                         : seq->sample_and_append(row);
         metrics_.generation_tokens.inc();
         if (auto itl = seq->last_inter_token_seconds(); itl && seq->output().token_ids.size() > 1) {
             metrics_.inter_token_latency_seconds.observe(*itl);

@@ -183,6 +183,7 @@ class Engine {
     std::unique_ptr<ChainCache> chains_;
     std::unique_ptr<ChainAwareOracle> oracle_;
     std::unique_ptr<ModelRunner> runner_;
+    std::vector<int32_t> sampled_tokens_;  // tokens a backend drew this step, per sampling seq
     std::unique_ptr<Scheduler> scheduler_;
     std::map<RequestId, std::unique_ptr<Sequence>> seqs_;
     std::vector<RequestOutput> finished_;

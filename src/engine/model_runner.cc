@@ -34,12 +34,34 @@ Expected<StepLogits> ModelRunner::execute(const ScheduledStep& step) {
     model_.forward({.token_ids = token_ids_, .positions = positions_, .logit_rows = logit_rows_},
                    controller_, device_logits);
     controller_.end_step();
-    if (device_logits.data != out.logits.data) {
-        SE_RETURN_IF_ERROR(
-            model_.ops().copy_to_host(out.logits.data, device_logits.data,
-                                      static_cast<size_t>(num_rows * vocab) * sizeof(float)));
+    Ops& ops = model_.ops();
+    if (ops.samples_on_device()) {
+        // Only the raw rows that logprobs need come back; the rest stays on the backend.
+        out.on_backend = true;
+        const auto row_bytes = static_cast<size_t>(vocab) * sizeof(float);
+        for (int64_t i = 0; i < num_rows; ++i) {
+            if (!out.seqs[i]->wants_raw_logits()) continue;
+            SE_RETURN_IF_ERROR(
+                ops.copy_to_host(out.logits.f32_row(i), device_logits.f32_row(i), row_bytes));
+        }
+    } else if (device_logits.data != out.logits.data) {
+        SE_RETURN_IF_ERROR(ops.copy_to_host(out.logits.data, device_logits.data,
+                                            static_cast<size_t>(num_rows * vocab) * sizeof(float)));
     }
     return out;
+}
+
+Status ModelRunner::sample_on_backend(const StepLogits& out, std::vector<int32_t>& tokens) {
+    SE_CHECK(out.on_backend);
+    const auto num_rows = static_cast<int64_t>(out.seqs.size());
+    edits_.clear();
+    rows_.clear();
+    for (int64_t i = 0; i < num_rows; ++i)
+        rows_.push_back(out.seqs[i]->plan_sample(static_cast<int32_t>(i), edits_));
+    tokens.resize(static_cast<size_t>(num_rows));
+    const TensorView device_logits{DType::kF32, device_logits_.data(), num_rows,
+                                   model_.config().vocab_size};
+    return model_.ops().sample(device_logits, edits_, rows_, tokens);
 }
 
 Status ModelRunner::reserve(int64_t max_rows) {

@@ -14,7 +14,11 @@ namespace se {
 
 struct StepLogits {
     std::vector<Sequence*> seqs;  // sequences that sample this step
-    TensorView logits;            // f32 [seqs.size(), vocab], row i for seqs[i]
+    // f32 [seqs.size(), vocab], row i for seqs[i], in host memory. When the backend samples
+    // (on_backend), the logits stayed in its memory and only the rows of sequences that want
+    // logprobs are copied here, before sampling changes them.
+    TensorView logits;
+    bool on_backend = false;
 };
 
 class ModelRunner {
@@ -24,6 +28,10 @@ class ModelRunner {
 
     // Fails (changing nothing) when the method cannot reserve KV room for the step.
     Expected<StepLogits> execute(const ScheduledStep& step);
+
+    // Where the backend samples (Ops::samples_on_device): draws every sequence's token of
+    // `out` there; tokens[i] is for out.seqs[i].
+    Status sample_on_backend(const StepLogits& out, std::vector<int32_t>& tokens);
 
     // Allocates the logits of steps that sample up to `max_rows` sequences up front.
     Status reserve(int64_t max_rows);
@@ -38,6 +46,9 @@ class ModelRunner {
     // the sampler reads them (the same buffer when the backend's memory is the host's).
     BackendBuffer device_logits_;
     BackendBuffer host_logits_;
+    // Backend sampling's inputs, reused across steps.
+    std::vector<LogitEdit> edits_;
+    std::vector<RowSampling> rows_;
 };
 
 }  // namespace se

@@ -60,8 +60,23 @@ void Sequence::reset_for_recompute() {
 bool Sequence::sample_and_append(std::span<float> logits) {
     SE_CHECK(status_ == SeqStatus::kRunning && num_pending_tokens() == 0);
     const std::span<const int32_t> all(tokens_);
-    const SampleResult result =
-        sampler_.sample(logits, all.first(num_prompt_tokens_), all.subspan(num_prompt_tokens_));
+    return append(
+        sampler_.sample(logits, all.first(num_prompt_tokens_), all.subspan(num_prompt_tokens_)));
+}
+
+RowSampling Sequence::plan_sample(int32_t row, std::vector<LogitEdit>& edits) {
+    SE_CHECK(status_ == SeqStatus::kRunning && num_pending_tokens() == 0);
+    const std::span<const int32_t> all(tokens_);
+    return sampler_.plan(row, all.first(num_prompt_tokens_), all.subspan(num_prompt_tokens_),
+                         edits);
+}
+
+bool Sequence::append_sampled(int32_t token, std::span<const float> raw_logits) {
+    SE_CHECK(status_ == SeqStatus::kRunning && num_pending_tokens() == 0);
+    return append(sampler_.finish(token, raw_logits));
+}
+
+bool Sequence::append(const SampleResult& result) {
     tokens_.push_back(result.token);
     output_.token_ids.push_back(result.token);
     output_.usage.completion_tokens = static_cast<int32_t>(output_.token_ids.size());

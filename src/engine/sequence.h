@@ -83,6 +83,13 @@ class Sequence {
     // conditions and streams the delta. Returns true when the request has finished.
     bool sample_and_append(std::span<float> logits);
 
+    // The same when a backend samples (Sampler::plan / finish): plan_sample() appends this
+    // step's logit edits for row `row`; append_sampled() takes the backend's token, with the raw
+    // logits row when the request wants logprobs (wants_raw_logits()).
+    RowSampling plan_sample(int32_t row, std::vector<LogitEdit>& edits);
+    bool append_sampled(int32_t token, std::span<const float> raw_logits);
+    bool wants_raw_logits() const { return sampler_.params().logprobs.has_value(); }
+
     // Ends the request without a natural stop (cancelled or failed).
     void abort(Status error);
 
@@ -95,6 +102,7 @@ class Sequence {
     std::optional<double> last_inter_token_seconds() const { return last_itl_; }
 
   private:
+    bool append(const SampleResult& result);
     void emit(std::string text, std::optional<SampledLogprobs> logprobs, int32_t token);
 
     uint64_t cache_ns_ = 0;

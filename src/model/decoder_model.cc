@@ -25,6 +25,14 @@ DecoderModel::DecoderModel(const ModelConfig& config, DecoderWeights weights, Op
 
 Status DecoderModel::reserve(int64_t max_tokens, int64_t max_logit_rows) {
     SE_RETURN_IF_ERROR(ensure_activations(max_tokens));
+    // Every layer has the same shapes: the first one's weights stand for all.
+    const DecoderLayerWeights& w = weights_.layers.front();
+    const DType act = ops_.activation_dtype();
+    for (const ConstTensorView* weight :
+         {&w.q_proj, &w.k_proj, &w.v_proj, &w.o_proj, &w.gate_proj, &w.up_proj, &w.down_proj}) {
+        SE_RETURN_IF_ERROR(ops_.prepare_matmul(*weight, act, max_tokens));
+    }
+    SE_RETURN_IF_ERROR(ops_.prepare_matmul(weights_.lm_head, DType::kF32, max_logit_rows));
     return ensure_final_hidden(max_logit_rows);
 }
 
@@ -98,22 +106,20 @@ void DecoderModel::attention_block(int32_t layer, const ForwardBatch& batch,
     const DecoderLayerWeights& w = weights_.layers[layer];
     Activations& a = act_;
     // a.h holds this layer's normed input (the previous layer's last add fused it).
-    ops_.matmul(a.h, w.q_proj, a.q);
-    ops_.matmul(a.h, w.k_proj, a.k);
-    ops_.matmul(a.h, w.v_proj, a.v);
+    const ConstTensorView qkv_w[] = {w.q_proj, w.k_proj, w.v_proj};
+    const TensorView qkv[] = {a.q, a.k, a.v};
+    ops_.project(a.h, qkv_w, qkv);
     if (config_.attention_bias) {
         ops_.add_bias(a.q, w.q_bias);
         ops_.add_bias(a.k, w.k_bias);
         ops_.add_bias(a.v, w.v_bias);
     }
-    if (config_.qk_norm) {
-        ops_.head_rms_norm(a.q, config_.head_dim, w.q_norm, config_.rms_norm_eps);
-        ops_.head_rms_norm(a.k, config_.head_dim, w.k_norm, config_.rms_norm_eps);
-    }
     const RopeArgs rope{
         .inv_freq = inv_freq_, .style = config_.rope_style, .head_dim = config_.head_dim};
-    ops_.rope(a.q, batch.positions, rope);
-    ops_.rope(a.k, batch.positions, rope);
+    const QkNorm norm = config_.qk_norm
+                            ? QkNorm{.q = w.q_norm, .k = w.k_norm, .eps = config_.rms_norm_eps}
+                            : QkNorm{};
+    ops_.qk_norm_rope(a.q, a.k, batch.positions, rope, norm);
     attention.store(layer, a.k, a.v);
     attention.attend(layer, a.q, a.attn);
     ops_.matmul(a.attn, w.o_proj, a.proj);
@@ -124,8 +130,9 @@ void DecoderModel::attention_block(int32_t layer, const ForwardBatch& batch,
 void DecoderModel::mlp_block(int32_t layer) {
     const DecoderLayerWeights& w = weights_.layers[layer];
     Activations& a = act_;
-    ops_.matmul(a.h, w.gate_proj, a.gate);
-    ops_.matmul(a.h, w.up_proj, a.up);
+    const ConstTensorView gate_up_w[] = {w.gate_proj, w.up_proj};
+    const TensorView gate_up[] = {a.gate, a.up};
+    ops_.project(a.h, gate_up_w, gate_up);
     ops_.silu_mul(a.gate, a.up, a.gate);
     ops_.matmul(a.gate, w.down_proj, a.proj);
     if (layer + 1 < config_.num_layers) {
@@ -150,11 +157,7 @@ void DecoderModel::lm_head(const ForwardBatch& batch, TensorView logits) {
         ops_.matmul(hidden, weights_.lm_head, logits);
         return;
     }
-    for (int64_t i = 0; i < num_rows; ++i) {
-        const int32_t row = batch.logit_rows[i];
-        ops_.rms_norm(act_.x.slice_rows(row, 1), weights_.final_norm, config_.rms_norm_eps,
-                      hidden.slice_rows(i, 1));
-    }
+    ops_.rms_norm_rows(act_.x, batch.logit_rows, weights_.final_norm, config_.rms_norm_eps, hidden);
     ops_.matmul(hidden, weights_.lm_head, logits);
 }
 

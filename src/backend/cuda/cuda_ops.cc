@@ -176,6 +176,12 @@ void CudaOps::embedding(std::span<const int32_t> ids, const ConstTensorView& tab
                          stream_.get()));
 }
 
+Status CudaOps::prepare_matmul(const ConstTensorView& w, DType y_dtype, int64_t max_m) {
+    return gemm_.prepare(
+        {.n = w.rows, .k = w.cols, .lda = w.cols, .ldd = w.rows, .d_dtype = y_dtype, .beta = 0.0f},
+        max_m);
+}
+
 void CudaOps::matmul(const ConstTensorView& x, const ConstTensorView& w, TensorView y) {
     const Timed timed(*this, y.dtype == DType::kF32 ? "lm_head" : "matmul");
     SE_CHECK(x.cols == w.cols && y.cols == w.rows && y.rows == x.rows,
@@ -284,6 +290,30 @@ void CudaOps::rope(TensorView x, std::span<const int32_t> positions, const RopeA
                      .num_tokens = rows32(x.rows),
                      .num_q_heads = static_cast<int32_t>(x.cols / args.head_dim),
                      .num_kv_heads = 0,
+                     .head_dim = args.head_dim,
+                     .rotary_dim = static_cast<int32_t>(args.inv_freq.size() * 2),
+                     .style = args.style},
+                    stream_.get()));
+}
+
+void CudaOps::qk_norm_rope(TensorView q, TensorView k, std::span<const int32_t> positions,
+                           const RopeArgs& args, const QkNorm& norm) {
+    if (!norm.q.empty()) head_rms_norm(q, args.head_dim, norm.q, norm.eps);
+    if (!norm.k.empty()) head_rms_norm(k, args.head_dim, norm.k, norm.eps);
+    const Timed timed(*this, "rope");
+    SE_CHECK(static_cast<int64_t>(positions.size()) == q.rows && k.rows == q.rows &&
+             q.cols % args.head_dim == 0 && k.cols % args.head_dim == 0);
+    const float* inv_freq = device_inv_freq(args.inv_freq);
+    const int32_t* device_positions = must(staging_.upload(positions, stream_.get()));
+    must(cuda::rope({.q = bf16_data(q, "rope q"),
+                     .k = bf16_data(k, "rope k"),
+                     .positions = device_positions,
+                     .inv_freq = inv_freq,
+                     .q_row_stride = q.cols,
+                     .k_row_stride = k.cols,
+                     .num_tokens = rows32(q.rows),
+                     .num_q_heads = static_cast<int32_t>(q.cols / args.head_dim),
+                     .num_kv_heads = static_cast<int32_t>(k.cols / args.head_dim),
                      .head_dim = args.head_dim,
                      .rotary_dim = static_cast<int32_t>(args.inv_freq.size() * 2),
                      .style = args.style},

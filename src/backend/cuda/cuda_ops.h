@@ -54,6 +54,7 @@ class CudaOps final : public Ops {
 
     void embedding(std::span<const int32_t> ids, const ConstTensorView& table,
                    TensorView y) override;
+    Status prepare_matmul(const ConstTensorView& w, DType y_dtype, int64_t max_m) override;
     void matmul(const ConstTensorView& x, const ConstTensorView& w, TensorView y) override;
     void add_bias(TensorView y, const ConstTensorView& bias) override;
     void add(TensorView y, const ConstTensorView& x) override;
@@ -64,6 +65,8 @@ class CudaOps final : public Ops {
     void head_rms_norm(TensorView x, int32_t head_dim, const ConstTensorView& weight,
                        float eps) override;
     void rope(TensorView x, std::span<const int32_t> positions, const RopeArgs& args) override;
+    void qk_norm_rope(TensorView q, TensorView k, std::span<const int32_t> positions,
+                      const RopeArgs& args, const QkNorm& norm) override;
     void silu_mul(const ConstTensorView& gate, const ConstTensorView& up, TensorView y) override;
     void store_kv(const ConstTensorView& k, const ConstTensorView& v, const KvWrite& write,
                   const PagedKvCache& cache) override;

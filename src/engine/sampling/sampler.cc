@@ -1,5 +1,6 @@
 #include "engine/sampling/sampler.h"
 
+#include <algorithm>
 #include <array>
 #include <limits>
 #include <utility>
@@ -47,6 +48,29 @@ SampleResult Sampler::sample(std::span<float> logits, std::span<const int32_t> p
     result.token = params_.is_greedy() ? argmax_lowest_id(logits) : draw(logits);
     if (params_.logprobs)
         result.logprobs = compute_sampled_logprobs(raw_logits_, result.token, *params_.logprobs);
+    return result;
+}
+
+RowSampling Sampler::plan(int32_t row, std::span<const int32_t> prompt_tokens,
+                          std::span<const int32_t> output_tokens, std::vector<LogitEdit>& edits) {
+    const bool masking = std::cmp_less(output_tokens.size(), params_.min_tokens);
+    edit_planner_.plan(
+        row, params_,
+        masking ? std::span<const int32_t>(min_tokens_masked_) : std::span<const int32_t>(),
+        prompt_tokens, output_tokens, edits);
+    if (params_.is_greedy()) return {.temperature = 0.0f};
+    return {.temperature = params_.temperature,
+            .top_k = std::max(params_.top_k, 0),  // -1 and 0 both keep every token
+            .top_p = params_.top_p,
+            .min_p = params_.min_p,
+            .u = rng_.next_double()};
+}
+
+SampleResult Sampler::finish(int32_t token, std::span<const float> raw_logits) const {
+    SampleResult result;
+    result.token = token;
+    if (params_.logprobs)
+        result.logprobs = compute_sampled_logprobs(raw_logits, token, *params_.logprobs);
     return result;
 }
 

@@ -15,7 +15,9 @@
 #include <span>
 #include <vector>
 
+#include "backend/sampling_rows.h"
 #include "engine/sampling/candidate_set.h"
+#include "engine/sampling/logit_edit_planner.h"
 #include "engine/sampling/logits_processors.h"
 #include "engine/sampling/sampling_params.h"
 #include "engine/sampling/sampling_rng.h"
@@ -50,6 +52,14 @@ class Sampler {
     SampleResult sample(std::span<float> logits, std::span<const int32_t> prompt_tokens,
                         std::span<const int32_t> output_tokens);
 
+    // Sampling on a backend, in two halves. plan() appends this request's logit edits (row
+    // `row`) to `edits` and returns how the row draws (one number from the request's random
+    // stream unless greedy); finish() turns the backend's token into the result, with logprobs
+    // from `raw_logits` (the row before any edit; read only when params.logprobs is set).
+    RowSampling plan(int32_t row, std::span<const int32_t> prompt_tokens,
+                     std::span<const int32_t> output_tokens, std::vector<LogitEdit>& edits);
+    SampleResult finish(int32_t token, std::span<const float> raw_logits) const;
+
     const SamplingParams& params() const { return params_; }
 
   private:
@@ -61,6 +71,7 @@ class Sampler {
     std::vector<int32_t> min_tokens_masked_;  // stop_token_ids, plus EOS unless ignore_eos
     SamplingRng rng_;
     PenaltyApplier penalties_;
+    LogitEditPlanner edit_planner_;
     CandidateSet candidates_;
     std::vector<float> raw_logits_;  // f32 [vocab]: kept only when logprobs are requested
 };
