@@ -1,0 +1,258 @@
+// The decode GEMV on the tensor cores: a CTA owns 16 rows of one segment's weight, its 8 warps
+// split k, and every warp feeds mma.m16n8k16 straight from 16-byte global loads (the weight is
+// the A operand, x^T the B operand, whose 8 columns are the up to 8 rows of x).
+//
+// A dot product does not care in which order k is summed, so the fragments need no shuffling:
+// lane (g, t) of a warp (lane = 4g + t) loads 8 consecutive elements P..P+7 of weight rows g and
+// g+8 and of x row g, where P = 32q + 8t for the warp's quad q of 32 elements, and hands them to
+// two MMAs as they are:
+//
+//   weight row g   : | w0 w1 | w2 w3 | w4 w5 | w6 w7 |     (one 16-byte load: words 0..3)
+//   weight row g+8 : | v0 v1 | v2 v3 | v4 v5 | v6 v7 |
+//   x row g        : | x0 x1 | x2 x3 | x4 x5 | x6 x7 |
+//   MMA 1: a = {w01, v01, w23, v23}, b = {x01, x23}   (logical k 2t..2t+1 -> P..P+1,
+//                                                      2t+8..2t+9 -> P+2..P+3)
+//   MMA 2: a = {w45, v45, w67, v67}, b = {x45, x67}
+//
+// Every lane maps logical k to physical k the same way for A and B, and the four lanes of a
+// group cover the quad's 32 elements once, so the two MMAs add exactly the quad's products. The
+// accumulator's (row g, cols 2t..2t+1) and (row g+8, cols 2t..2t+1) are outputs (weight row,
+// x row); columns past m see x = 0 and are never stored.
+//
+// Bytes in flight: each lane has kUnroll * 2 weight loads of 16 bytes outstanding, 4 KB per warp;
+// at two or three CTAs of 8 warps per SM that is 64-96 KB per SM, well over the ~35 KB that
+// Little's law asks of 4.8 TB/s at ~1 us of loaded latency. x (at most 8 rows) is read through
+// L1, where the CTAs of one SM sweeping k together share it; the weight bypasses L1.
+#include <climits>
+#include <string>
+#include <string_view>
+
+#include "backend/cuda/bf16_vec.cuh"
+#include "backend/cuda/cuda_status.h"
+#include "backend/cuda/gemv.h"
+#include "backend/cuda/launch_checks.h"
+#include "backend/cuda/warp_mma.cuh"
+
+namespace se::cuda {
+namespace {
+
+constexpr std::string_view kName = "gemv";
+constexpr int kWarps = 8;
+constexpr int kThreads = kWarps * 32;
+constexpr int kTileRows = 16;   // weight rows per CTA: the MMA's M
+constexpr int kQuadElems = 32;  // elements of one weight row a warp's 4-lane group loads at once
+constexpr int kUnroll = 4;      // quads each warp has in flight
+constexpr int64_t kMaxK = int64_t{1} << 30;  // keeps element offsets in int32
+
+// The first tile (CTA) of each segment; unused segments start at the total, so that a CTA's
+// segment is the last one whose start it has reached.
+struct SegmentTiles {
+    int32_t begin[kGemvMaxSegments];
+};
+
+// 16 bytes of a weight that is read once, or zeros where !valid (nothing is read then): no L1
+// allocation (x keeps L1 to itself), and a 256-byte L2 fetch, since the CTA's other warps want
+// the neighbouring bytes of the same row next. A predicated load rather than a branch, so that a
+// batch's loads all issue before the first MMA waits on one.
+__device__ __forceinline__ uint4 load_streamed(const bf16* src, bool valid) {
+    uint4 v;
+    asm("{\n"
+        "  .reg .pred p;\n"
+        "  setp.ne.b32 p, %5, 0;\n"
+        "  mov.b32 %0, 0;\n"
+        "  mov.b32 %1, 0;\n"
+        "  mov.b32 %2, 0;\n"
+        "  mov.b32 %3, 0;\n"
+        "  @p ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+        "}\n"
+        : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+        : "l"(src), "r"(static_cast<int>(valid)));
+    return v;
+}
+
+// 16 bytes of x through L1 (every warp of the SM reads the same x), or zeros where !valid.
+__device__ __forceinline__ uint4 load_cached(const bf16* src, bool valid) {
+    uint4 v;
+    asm("{\n"
+        "  .reg .pred p;\n"
+        "  setp.ne.b32 p, %5, 0;\n"
+        "  mov.b32 %0, 0;\n"
+        "  mov.b32 %1, 0;\n"
+        "  mov.b32 %2, 0;\n"
+        "  mov.b32 %3, 0;\n"
+        "  @p ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+        "}\n"
+        : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+        : "l"(src), "r"(static_cast<int>(valid)));
+    return v;
+}
+
+struct SegmentView {
+    const bf16* w;
+    void* y;
+    int64_t n;
+    int64_t ldy;
+    bool y_f32;
+};
+
+// The CTA's segment, read field by field with constant indices so that the parameter struct is
+// never copied to local memory.
+__device__ __forceinline__ SegmentView segment_of(const GemvParams& p, int seg) {
+    SegmentView v{};
+#pragma unroll
+    for (int s = 0; s < kGemvMaxSegments; ++s) {
+        if (s == seg) {
+            v = {p.segments[s].w, p.segments[s].y, p.segments[s].n, p.segments[s].ldy,
+                 p.segments[s].y_dtype == DType::kF32};
+        }
+    }
+    return v;
+}
+
+// Sums the warps' accumulators of the CTA's 16 x 8 output tile and stores the used part: thread
+// e < 128 owns x row e / 16 and weight row e % 16, so neighbouring threads write neighbouring y.
+__device__ __forceinline__ void store_tile(const float (&acc)[4], const SegmentView& s,
+                                           int64_t row0, int32_t m) {
+    __shared__ float partial[kWarps][4][32];  // f32 [warp, accumulator register, lane]
+    const int lane = threadIdx.x % 32;
+    const int warp = threadIdx.x / 32;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) partial[warp][i][lane] = acc[i];
+    __syncthreads();
+    if (threadIdx.x >= kTileRows * kGemvMaxRows) return;
+    const int col = static_cast<int>(threadIdx.x) / kTileRows;  // x row
+    const int r = static_cast<int>(threadIdx.x) % kTileRows;    // weight row within the tile
+    const int64_t row = row0 + r;
+    if (col >= m || row >= s.n) return;
+    // The C fragment holds (row g, col 2t + j) in register j and (row g + 8, col 2t + j) in 2 + j.
+    const int src_lane = (r % 8) * 4 + col / 2;
+    const int src_reg = (r / 8) * 2 + col % 2;
+    float sum = 0.0f;
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) sum += partial[w][src_reg][src_lane];
+    const int64_t at = int64_t{col} * s.ldy + row;
+    if (s.y_f32) {
+        static_cast<float*>(s.y)[at] = sum;
+    } else {
+        static_cast<bf16*>(s.y)[at] = __float2bfloat16_rn(sum);
+    }
+}
+
+__global__ void __launch_bounds__(kThreads, 3) gemv_kernel(GemvParams p, SegmentTiles tiles) {
+    const int32_t tile = static_cast<int32_t>(blockIdx.x);
+    int seg = 0;
+    int32_t seg_begin = 0;
+#pragma unroll
+    for (int i = 1; i < kGemvMaxSegments; ++i) {
+        if (tile >= tiles.begin[i]) {
+            seg = i;
+            seg_begin = tiles.begin[i];
+        }
+    }
+    const SegmentView s = segment_of(p, seg);
+    const int64_t row0 = int64_t{tile - seg_begin} * kTileRows;
+
+    const int lane = threadIdx.x % 32;
+    const int warp = threadIdx.x / 32;
+    const int g = lane / 4;
+    const int t = lane % 4;
+    // Rows past n load row n - 1 again (in bounds, results never stored), so that every lane
+    // issues the same loads.
+    const int64_t last = s.n - 1;
+    const bf16* w_lo = s.w + (row0 + g < last ? row0 + g : last) * p.k + t * kVecElems;
+    const bf16* w_hi = s.w + (row0 + g + 8 < last ? row0 + g + 8 : last) * p.k + t * kVecElems;
+    const bool has_x = g < p.m;
+    const bf16* x_row = p.x + (has_x ? g : 0) * p.ldx + t * kVecElems;
+    const int num_chunks = static_cast<int>(p.k / kVecElems);  // 16-byte chunks per row
+    const int num_quads = (num_chunks + 3) / 4;
+
+    float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    for (int q0 = warp; q0 < num_quads; q0 += kWarps * kUnroll) {
+        uint4 lo[kUnroll];
+        uint4 hi[kUnroll];
+        uint4 xv[kUnroll];
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) {
+            const int q = q0 + u * kWarps;
+            const bool valid = q * 4 + t < num_chunks;  // also false for q >= num_quads
+            const int off = q * kQuadElems;
+            lo[u] = load_streamed(w_lo + off, valid);
+            hi[u] = load_streamed(w_hi + off, valid);
+            xv[u] = load_cached(x_row + off, valid && has_x);
+        }
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) {
+            mma_bf16_16816(acc, {lo[u].x, hi[u].x, lo[u].y, hi[u].y}, xv[u].x, xv[u].y);
+            mma_bf16_16816(acc, {lo[u].z, hi[u].z, lo[u].w, hi[u].w}, xv[u].z, xv[u].w);
+        }
+    }
+    store_tile(acc, s, row0, p.m);
+}
+
+Status field_error(const std::string& field, const std::string& what) {
+    return invalid_argument(std::string(kName) + ": " + field + " " + what);
+}
+
+Status check_segment(const GemvSegment& s, int index) {
+    const std::string name = "segments[" + std::to_string(index) + "]";
+    if (s.n < 0) return field_error(name + ".n", "is " + std::to_string(s.n));
+    if (s.n == 0) return Status::ok_status();
+    if (s.w == nullptr) return field_error(name + ".w", "is null");
+    if (s.y == nullptr) return field_error(name + ".y", "is null");
+    SE_RETURN_IF_ERROR(check_aligned(kName, name + ".w", s.w));
+    SE_RETURN_IF_ERROR(check_aligned(kName, name + ".y", s.y));
+    if (s.ldy < s.n) {
+        return field_error(name + ".ldy", std::to_string(s.ldy) + " < n " + std::to_string(s.n));
+    }
+    if (s.y_dtype != DType::kBF16 && s.y_dtype != DType::kF32) {
+        return field_error(name + ".y_dtype",
+                           "is " + std::string(dtype_name(s.y_dtype)) + ", not bf16 or f32");
+    }
+    return Status::ok_status();
+}
+
+Status check_params(const GemvParams& p) {
+    if (p.m < 1 || p.m > kGemvMaxRows) {
+        return field_error("m", "is " + std::to_string(p.m) + ", not in [1, " +
+                                    std::to_string(kGemvMaxRows) + "]");
+    }
+    if (p.k <= 0 || p.k > kMaxK) {
+        return field_error("k", "is " + std::to_string(p.k) + ", not in [8, 2^30]");
+    }
+    SE_RETURN_IF_ERROR(check_vec_elems(kName, "k", p.k));
+    SE_RETURN_IF_ERROR(check_vec_elems(kName, "ldx", p.ldx));
+    if (p.ldx < p.k) {
+        return field_error("ldx", std::to_string(p.ldx) + " < k " + std::to_string(p.k));
+    }
+    if (p.x == nullptr) return field_error("x", "is null");
+    SE_RETURN_IF_ERROR(check_aligned(kName, "x", p.x));
+    if (p.num_segments < 1 || p.num_segments > kGemvMaxSegments) {
+        return field_error("num_segments", "is " + std::to_string(p.num_segments) +
+                                               ", not in [1, " + std::to_string(kGemvMaxSegments) +
+                                               "]");
+    }
+    for (int i = 0; i < p.num_segments; ++i) SE_RETURN_IF_ERROR(check_segment(p.segments[i], i));
+    return Status::ok_status();
+}
+
+}  // namespace
+
+Status gemv(const GemvParams& p, cudaStream_t stream) {
+    SE_RETURN_IF_ERROR(check_params(p));
+    SegmentTiles tiles{};
+    int64_t num_tiles = 0;
+    for (int i = 0; i < kGemvMaxSegments; ++i) {
+        tiles.begin[i] = static_cast<int32_t>(num_tiles);
+        if (i < p.num_segments) num_tiles += (p.segments[i].n + kTileRows - 1) / kTileRows;
+        if (num_tiles > INT32_MAX) return field_error("segments", "have over 2^35 rows in all");
+    }
+    // Unused segments start at the total: no CTA reaches them.
+    for (int i = p.num_segments; i < kGemvMaxSegments; ++i) {
+        tiles.begin[i] = static_cast<int32_t>(num_tiles);
+    }
+    if (num_tiles == 0) return Status::ok_status();
+    gemv_kernel<<<static_cast<unsigned>(num_tiles), kThreads, 0, stream>>>(p, tiles);
+    return launch_status(kName);
+}
+
+}  // namespace se::cuda

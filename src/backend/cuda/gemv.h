@@ -1,0 +1,45 @@
+// Gemv: the decode step's projections at a few rows, y = x · W^T, as one bandwidth-bound launch
+// that may fill several outputs from one x (q, k and v; gate and up). cuBLASLt's GEMMs reach about
+// 55% of HBM bandwidth at these shapes; this kernel streams each weight once with 16-byte loads
+// and lets the tensor cores do the arithmetic (see gemv.cu for the layout).
+//
+// f32 accumulation, one rounding to the output dtype. x must not overlap any weight or output
+// (it is read through the read-only cache while the outputs are written).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "backend/cuda/activations.h"
+#include "core/dtype.h"
+#include "core/status.h"
+
+namespace se::cuda {
+
+inline constexpr int32_t kGemvMaxRows = 8;      // rows of x (tokens) one launch serves
+inline constexpr int32_t kGemvMaxSegments = 3;  // weights one launch serves
+
+// One weight and where its outputs go.
+struct GemvSegment {
+    const bf16* w = nullptr;       // bf16 [n, k], row-major (a linear layer's [out, in])
+    void* y = nullptr;             // y_dtype [m, ldy]; columns [0, n) written, the rest untouched
+    int64_t n = 0;                 // rows of w (output features); 0 skips the segment
+    int64_t ldy = 0;               // elements between rows of y, >= n
+    DType y_dtype = DType::kBF16;  // kBF16 (activations) or kF32 (logits)
+};
+
+struct GemvParams {
+    const bf16* x = nullptr;                 // bf16 [m, ldx], k used
+    int64_t ldx = 0;                         // elements between rows of x: >= k, a multiple of 8
+    int32_t m = 0;                           // 1..kGemvMaxRows
+    int64_t k = 0;                           // positive, a multiple of 8
+    GemvSegment segments[kGemvMaxSegments];  // the first num_segments are used
+    int32_t num_segments = 0;                // 1..kGemvMaxSegments
+};
+
+// Enqueues y_s = x · w_s^T for every used segment on `stream`. Bad sizes, strides, null or
+// misaligned (16-byte) pointers are kInvalidArgument naming the field, e.g. "segments[1].ldy".
+Status gemv(const GemvParams& p, cudaStream_t stream);
+
+}  // namespace se::cuda
