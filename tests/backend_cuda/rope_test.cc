@@ -12,6 +12,7 @@
 
 #include "backend/cpu/reference_ops.h"
 #include "cuda_test_util.h"
+#include "rope_tables.h"
 
 namespace se::cuda {
 namespace {
@@ -23,31 +24,8 @@ using testing::upload_bf16;
 constexpr int32_t kNumQHeads = 8;
 constexpr int32_t kNumKvHeads = 2;
 
-std::vector<float> plain_inv_freq(int32_t rotary_dim, float theta) {
-    std::vector<float> f(rotary_dim / 2);
-    for (size_t i = 0; i < f.size(); ++i)
-        f[i] = 1.0f / std::pow(theta, static_cast<float>(2 * i) / static_cast<float>(rotary_dim));
-    return f;
-}
-
-// Llama 3 frequency scaling (factor 8, low/high frequency factors 1 and 4, original context
-// 8192): long wavelengths slowed down, short ones kept, the band between smoothed.
-std::vector<float> llama3_inv_freq(int32_t rotary_dim) {
-    std::vector<float> f = plain_inv_freq(rotary_dim, 500000.0f);
-    const float factor = 8.0f;
-    const float low_wavelen = 8192.0f / 1.0f;
-    const float high_wavelen = 8192.0f / 4.0f;
-    for (float& x : f) {
-        const float wavelen = 2.0f * static_cast<float>(M_PI) / x;
-        if (wavelen > low_wavelen) {
-            x /= factor;
-        } else if (wavelen >= high_wavelen) {
-            const float smooth = (8192.0f / wavelen - 1.0f) / (4.0f - 1.0f);
-            x = (1.0f - smooth) * x / factor + smooth * x;
-        }
-    }
-    return f;
-}
+using testing::llama3_inv_freq;
+using testing::plain_inv_freq;
 
 enum class Table { kPlain, kLlama3 };
 using RopeParam = std::tuple<RopeStyle, int32_t, int32_t, Table>;  // style, head, rotary, table

@@ -21,12 +21,13 @@ __device__ float block_sum(float v, float* scratch /* f32 [kWarps] */) {
     return total;
 }
 
-// One block per row. Pass 1 adds and writes the residual and sums its squares; pass 2 reads the
-// row back (each thread its own elements, from L1/L2) and normalises.
+// One block per output row. Pass 1 adds and writes the residual and sums its squares; pass 2 reads
+// the row back (each thread its own elements, from L1/L2) and normalises.
 __global__ void __launch_bounds__(kThreads) add_rms_norm_kernel(AddRmsNormParams p) {
     __shared__ float scratch[kWarps];
     const int64_t base = int64_t{blockIdx.x} * p.cols;
-    float* residual = p.residual + base;
+    float* residual =
+        p.residual + (p.rows == nullptr ? base : int64_t{p.rows[blockIdx.x]} * p.cols);
     float sum_sq = 0.0f;
     for (int32_t c = threadIdx.x * kVecElems; c < p.cols; c += kThreads * kVecElems) {
         float r[kVecElems];
@@ -61,6 +62,10 @@ Status add_rms_norm(const AddRmsNormParams& p, cudaStream_t stream) {
     for (const void* ptr : {static_cast<const void*>(p.residual), static_cast<const void*>(p.x),
                             static_cast<const void*>(p.weight), static_cast<const void*>(p.out)}) {
         SE_RETURN_IF_ERROR(check_aligned(kName, "an operand", ptr));
+    }
+    if (p.rows != nullptr && p.x != nullptr) {
+        return invalid_argument(
+            "add_rms_norm: rows needs x == null (gathered rows are normalised, nothing is added)");
     }
     if (p.num_rows == 0) return Status::ok_status();
     add_rms_norm_kernel<<<p.num_rows, kThreads, 0, stream>>>(p);

@@ -3,22 +3,12 @@
 
 #include "backend/cuda/cuda_status.h"
 #include "backend/cuda/rope.h"
+#include "backend/cuda/rope_pair.cuh"
 
 namespace se::cuda {
 namespace {
 
 constexpr int kThreads = 256;
-
-// Element indices (a, b) of rotation pair f inside one head.
-__device__ __forceinline__ int2 pair_of(RopeStyle style, int32_t f, int32_t half) {
-    switch (style) {
-        case RopeStyle::kNeox:
-            return make_int2(f, f + half);
-        case RopeStyle::kInterleaved:
-            return make_int2(2 * f, 2 * f + 1);
-    }
-    return make_int2(0, 0);  // unreachable: the launcher accepts only the two styles
-}
 
 // One thread per rotation pair of one head of one token: q heads first, then k heads. Pairs of
 // neighbouring threads are neighbouring elements, so a warp's accesses stay within a head.
@@ -33,15 +23,7 @@ __global__ void __launch_bounds__(kThreads) rope_kernel(RopeParams p, int64_t nu
         bf16* x = head < p.num_q_heads
                       ? p.q + token * p.q_row_stride + int64_t{head} * p.head_dim
                       : p.k + token * p.k_row_stride + int64_t{head - p.num_q_heads} * p.head_dim;
-        const float angle = static_cast<float>(p.positions[token]) * p.inv_freq[f];
-        float s;
-        float c;
-        sincosf(angle, &s, &c);
-        const int2 ab = pair_of(p.style, f, half);
-        const float a = __bfloat162float(x[ab.x]);
-        const float b = __bfloat162float(x[ab.y]);
-        x[ab.x] = __float2bfloat16_rn(a * c - b * s);
-        x[ab.y] = __float2bfloat16_rn(b * c + a * s);
+        rope_rotate_pair(x, p.style, f, half, p.positions[token], p.inv_freq[f]);
     }
 }
 
