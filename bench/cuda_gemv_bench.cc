@@ -1,21 +1,24 @@
 // The decode GEMV (backend/cuda/gemv.h) against cuBLASLt (backend/cuda/gemm.h, one GEMM per
-// segment as the engine runs them today) at Llama-3.1-8B's projection shapes, m = 1..8 rows (16
-// through cuBLASLt only), with a 2 GB device-to-device copy as the bandwidth reference measured in
-// the same run. Prints one line per (shape, m): mean microseconds per launch (CUDA events), the
-// effective bandwidth (weight bytes + x + y over the time), the ratio of our bandwidth to
-// cuBLASLt's and to the copy's. --json prints JSON lines instead.
+// segment as the engine runs them today) at Llama-3.1-8B's projection shapes, m = 1..16 rows, with
+// a 2 GB device-to-device copy as the bandwidth reference measured in the same run. Prints one line
+// per (shape, m): mean microseconds per launch (CUDA events), the effective bandwidth (weight bytes
+// + x + y over the time), the ratio of our bandwidth to cuBLASLt's and to the copy's. --json prints
+// JSON lines instead.
 //
 // Weights that fit in the 50 MB L2 would measure the cache when one buffer is launched over and
 // over, so every shape rotates among enough copies of its weights to pass 256 MB.
 //
 // Prediction (bytes / bandwidth; H200: 4.8 TB/s peak, a D2D copy typically ~4.0-4.3 TB/s counting
 // read + write): the weight stream is all that matters and m <= 8 costs the same (the MMA computes
-// 8 columns either way), so at every m:
+// 8 columns either way; 9..16 run a second MMA on the same weight fragments, ~the same again), so
+// at every m:
 //   gate|up 235 MB, down 117 MB, LM head 1.05 GB: >= 85% of peak, ~4.1 TB/s
 //                                                 (~57 us, ~29 us, ~255 us);
 //   q|k|v 50 MB, o 34 MB: ~2-3 us of launch, ramp and tail on 10-12 us, ~3.4-3.6 TB/s
 //                         (~14 us, ~10 us).
 // cuBLASLt reaches ~2.7 TB/s at these shapes, so ours/cuBLASLt should read ~1.3-1.5.
+// Measured (H200, 2026-11-30, m = 1..8): q|k|v 3.3 TB/s (3.1x cuBLASLt, which runs k and v as
+// GEMMs too small to fill the GPU), o 2.9 TB/s, gate|up 4.0, down 3.8, LM head 4.2 (= cuBLASLt).
 //
 // Usage: se_cuda_gemv_bench [--iters N] [--json]
 #include <cuda_runtime_api.h>

@@ -99,7 +99,7 @@ int main(int argc, char** argv) {
     for (int i = 1; i + 1 < argc; ++i) {
         if (std::string(argv[i]) == "--iters") iters = std::atoi(argv[i + 1]);
     }
-    using se::cuda::RowSampling;
+    using se::RowSampling;
     // Predictions (sample_rows.h): ~5 us per pass over a row, rows on separate SMs.
     const std::vector<se::cuda::Config> configs = {
         {"greedy", RowSampling{.temperature = 0.0f}, 5, 5},

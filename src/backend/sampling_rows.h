@@ -12,10 +12,12 @@ namespace se {
 //   if (repetition != 1) logit = logit > 0 ? logit / repetition : logit * repetition;
 //   logit -= subtract;
 // Each (row, token) appears at most once per step.
+// A field that does not apply holds its identity: bias -0.0f (adding -0 changes no value, not
+// even -0), repetition 1, subtract 0, mask 0.
 struct LogitEdit {
     int32_t row = 0;
     int32_t token = 0;
-    float bias = 0.0f;
+    float bias = -0.0f;
     float repetition = 1.0f;
     float subtract = 0.0f;
     uint8_t mask = 0;

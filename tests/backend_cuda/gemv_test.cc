@@ -221,7 +221,7 @@ TEST_P(GemvTest, MatchesF64Reference) {
 INSTANTIATE_TEST_SUITE_P(
     Shapes, GemvTest,
     ::testing::Combine(
-        ::testing::Values(1, 2, 3, 5, 8),
+        ::testing::Values(1, 2, 3, 5, 8, 9, 12, 16),
         ::testing::Values(Shape{1, 8, DType::kBF16, false}, Shape{1, 8, DType::kF32, true},
                           Shape{4096, 8, DType::kF32, false}, Shape{7, 64, DType::kF32, false},
                           Shape{1024, 64, DType::kBF16, true}, Shape{7, 200, DType::kBF16, true},

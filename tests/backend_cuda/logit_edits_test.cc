@@ -1,7 +1,7 @@
 // cuda::apply_logit_edits against the CPU sampler's own edits (apply_logit_bias, mask_tokens,
 // PenaltyApplier, in Sampler::process_logits' order), bitwise, on random rows whose edited
-// tokens include -0, +0, NaN and infinities. The host combines each request's edits into one
-// entry per token the way the engine will.
+// tokens include -0, +0, NaN and infinities. The engine's LogitEditPlanner combines each
+// request's edits into one entry per token.
 #include "backend/cuda/logit_edits.h"
 
 #include <gtest/gtest.h>
@@ -16,7 +16,9 @@
 #include <vector>
 
 #include "cuda_test_util.h"
+#include "engine/sampling/logit_edit_planner.h"
 #include "engine/sampling/logits_processors.h"
+#include "engine/sampling/sampling_params.h"
 
 namespace se::cuda {
 namespace {
@@ -49,32 +51,19 @@ void cpu_edits(std::span<float> logits, const RowEdits& e) {
         penalties.apply_frequency_presence(logits, e.frequency, e.presence, e.output);
 }
 
-// The host's combination: one entry per token that any edit touches.
-void combine(int32_t row, const RowEdits& e, std::vector<LogitEdit>& out) {
-    std::map<int32_t, LogitEdit> by_token;
-    const auto entry = [&](int32_t token) -> LogitEdit& {
-        auto [it, inserted] = by_token.try_emplace(token);
-        if (inserted) {
-            it->second.row = row;
-            it->second.token = token;
-        }
-        return it->second;
-    };
-    for (const auto& [token, value] : e.bias) entry(token).bias = value;
-    if (e.min_tokens_active) {
-        for (const int32_t token : e.masked) entry(token).mask = 1;
-    }
-    if (e.repetition != 1.0f) {
-        for (const int32_t token : e.prompt) entry(token).repetition = e.repetition;
-        for (const int32_t token : e.output) entry(token).repetition = e.repetition;
-    }
-    if (e.frequency != 0.0f || e.presence != 0.0f) {
-        std::map<int32_t, int32_t> counts;
-        for (const int32_t token : e.output) ++counts[token];
-        for (const auto& [token, count] : counts)
-            entry(token).subtract = e.frequency * static_cast<float>(count) + e.presence;
-    }
-    for (const auto& [token, edit] : by_token) out.push_back(edit);
+// The engine's combination (LogitEditPlanner, one planner across rows as a sampler step reuses
+// it): one entry per token that any edit touches.
+void combine(LogitEditPlanner& planner, int32_t row, const RowEdits& e,
+             std::vector<LogitEdit>& out) {
+    SamplingParams params;
+    params.logit_bias = e.bias;
+    params.repetition_penalty = e.repetition;
+    params.frequency_penalty = e.frequency;
+    params.presence_penalty = e.presence;
+    planner.plan(
+        row, params,
+        e.min_tokens_active ? std::span<const int32_t>(e.masked) : std::span<const int32_t>(),
+        e.prompt, e.output, out);
 }
 
 RowEdits random_edits(int32_t vocab, int variant, std::mt19937& rng) {
@@ -115,6 +104,7 @@ TEST_P(LogitEditsTest, BitwiseAsTheCpuSampler) {
     std::vector<float> logits(kRows * stride, 7.0f);  // padding: must stay as it is
     std::vector<float> want = logits;
     std::vector<LogitEdit> edits;
+    LogitEditPlanner planner;
     for (int32_t r = 0; r < kRows; ++r) {
         RowEdits e = random_edits(vocab, r, rng);
         std::vector<float> row = testing::random_floats(vocab, 100 + r, -10, 10);
@@ -128,7 +118,7 @@ TEST_P(LogitEditsTest, BitwiseAsTheCpuSampler) {
         std::copy(row.begin(), row.end(), logits.begin() + r * stride);
         cpu_edits(row, e);
         std::copy(row.begin(), row.end(), want.begin() + r * stride);
-        combine(r, e, edits);
+        combine(planner, r, e, edits);
     }
     const DeviceBuffer d_logits = upload(logits);
     const DeviceBuffer d_edits = upload(edits);

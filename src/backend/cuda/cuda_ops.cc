@@ -13,13 +13,17 @@
 #include "backend/cuda/cuda_status.h"
 #include "backend/cuda/decode_attention.h"
 #include "backend/cuda/embedding.h"
+#include "backend/cuda/gemv.h"
 #include "backend/cuda/head_rms_norm.h"
 #include "backend/cuda/kv_move.h"
 #include "backend/cuda/kv_store.h"
+#include "backend/cuda/logit_edits.h"
 #include "backend/cuda/pinned_buffer.h"
 #include "backend/cuda/prefill_attention.h"
+#include "backend/cuda/qk_norm_rope.h"
 #include "backend/cuda/residual_add.h"
 #include "backend/cuda/rope.h"
+#include "backend/cuda/sample_rows.h"
 #include "backend/cuda/silu_mul.h"
 
 namespace se::cuda {
@@ -183,22 +187,57 @@ Status CudaOps::prepare_matmul(const ConstTensorView& w, DType y_dtype, int64_t 
 }
 
 void CudaOps::matmul(const ConstTensorView& x, const ConstTensorView& w, TensorView y) {
-    const Timed timed(*this, y.dtype == DType::kF32 ? "lm_head" : "matmul");
-    SE_CHECK(x.cols == w.cols && y.cols == w.rows && y.rows == x.rows,
-             "matmul: x [%ld, %ld] w [%ld, %ld] y [%ld, %ld]", x.rows, x.cols, w.rows, w.cols,
-             y.rows, y.cols);
-    SE_CHECK(y.dtype == DType::kBF16 || y.dtype == DType::kF32);
-    must(gemm_.run({.a = bf16_data(x, "matmul input"),
-                    .w = bf16_data(w, "matmul weight"),
-                    .d = y.data,
-                    .m = x.rows,
-                    .shape = {.n = w.rows,
-                              .k = w.cols,
-                              .lda = x.cols,
-                              .ldd = y.cols,
-                              .d_dtype = y.dtype,
-                              .beta = 0.0f}},
-                   stream_.get()));
+    run_projections(y.dtype == DType::kF32 ? "lm_head" : "matmul", x, {&w, 1}, {&y, 1});
+}
+
+void CudaOps::project(const ConstTensorView& x, std::span<const ConstTensorView> ws,
+                      std::span<const TensorView> ys) {
+    run_projections("matmul", x, ws, ys);
+}
+
+void CudaOps::run_projections(const char* op, const ConstTensorView& x,
+                              std::span<const ConstTensorView> ws, std::span<const TensorView> ys) {
+    const Timed timed(*this, op);
+    SE_CHECK(ws.size() == ys.size());
+    for (size_t i = 0; i < ws.size(); ++i) {
+        const ConstTensorView& w = ws[i];
+        const TensorView& y = ys[i];
+        SE_CHECK(x.cols == w.cols && y.cols == w.rows && y.rows == x.rows,
+                 "matmul: x [%ld, %ld] w [%ld, %ld] y [%ld, %ld]", x.rows, x.cols, w.rows, w.cols,
+                 y.rows, y.cols);
+        SE_CHECK(y.dtype == DType::kBF16 || y.dtype == DType::kF32);
+    }
+    if (x.rows == 0) return;
+    // A decode step's few rows: the weights stream once, every projection of x in one launch.
+    if (x.rows <= kGemvMaxRows && ws.size() <= static_cast<size_t>(kGemvMaxSegments)) {
+        GemvParams p{.x = bf16_data(x, "matmul input"),
+                     .ldx = x.cols,
+                     .m = static_cast<int32_t>(x.rows),
+                     .k = x.cols,
+                     .num_segments = static_cast<int32_t>(ws.size())};
+        for (size_t i = 0; i < ws.size(); ++i) {
+            p.segments[i] = {.w = bf16_data(ws[i], "matmul weight"),
+                             .y = ys[i].data,
+                             .n = ws[i].rows,
+                             .ldy = ys[i].cols,
+                             .y_dtype = ys[i].dtype};
+        }
+        must(gemv(p, stream_.get()));
+        return;
+    }
+    for (size_t i = 0; i < ws.size(); ++i) {
+        must(gemm_.run({.a = bf16_data(x, "matmul input"),
+                        .w = bf16_data(ws[i], "matmul weight"),
+                        .d = ys[i].data,
+                        .m = x.rows,
+                        .shape = {.n = ws[i].rows,
+                                  .k = ws[i].cols,
+                                  .lda = x.cols,
+                                  .ldd = ys[i].cols,
+                                  .d_dtype = ys[i].dtype,
+                                  .beta = 0.0f}},
+                       stream_.get()));
+    }
 }
 
 void CudaOps::add_bias(TensorView y, const ConstTensorView& bias) {
@@ -232,6 +271,24 @@ void CudaOps::rms_norm(const ConstTensorView& x, const ConstTensorView& weight, 
                              .weight = f32_data(weight, "norm weight"),
                              .out = bf16_data(y, "rms_norm output"),
                              .num_rows = rows32(x.rows),
+                             .cols = static_cast<int32_t>(x.cols),
+                             .eps = eps},
+                            stream_.get()));
+}
+
+void CudaOps::rms_norm_rows(const ConstTensorView& x, std::span<const int32_t> rows,
+                            const ConstTensorView& weight, float eps, TensorView y) {
+    const Timed timed(*this, "rms_norm");
+    SE_CHECK(y.rows == static_cast<int64_t>(rows.size()) && x.cols == y.cols);
+    for (const int32_t row : rows) SE_CHECK(row >= 0 && row < x.rows, "row %d of %ld", row, x.rows);
+    if (rows.empty()) return;
+    const int32_t* device_rows = must(staging_.upload(rows, stream_.get()));
+    must(cuda::add_rms_norm({.residual = const_cast<float*>(f32_data(x, "rms_norm input")),
+                             .x = nullptr,
+                             .weight = f32_data(weight, "norm weight"),
+                             .out = bf16_data(y, "rms_norm output"),
+                             .rows = device_rows,
+                             .num_rows = rows32(y.rows),
                              .cols = static_cast<int32_t>(x.cols),
                              .eps = eps},
                             stream_.get()));
@@ -298,26 +355,28 @@ void CudaOps::rope(TensorView x, std::span<const int32_t> positions, const RopeA
 
 void CudaOps::qk_norm_rope(TensorView q, TensorView k, std::span<const int32_t> positions,
                            const RopeArgs& args, const QkNorm& norm) {
-    if (!norm.q.empty()) head_rms_norm(q, args.head_dim, norm.q, norm.eps);
-    if (!norm.k.empty()) head_rms_norm(k, args.head_dim, norm.k, norm.eps);
-    const Timed timed(*this, "rope");
+    const Timed timed(*this, "qk_norm_rope");
     SE_CHECK(static_cast<int64_t>(positions.size()) == q.rows && k.rows == q.rows &&
              q.cols % args.head_dim == 0 && k.cols % args.head_dim == 0);
     const float* inv_freq = device_inv_freq(args.inv_freq);
     const int32_t* device_positions = must(staging_.upload(positions, stream_.get()));
-    must(cuda::rope({.q = bf16_data(q, "rope q"),
-                     .k = bf16_data(k, "rope k"),
-                     .positions = device_positions,
-                     .inv_freq = inv_freq,
-                     .q_row_stride = q.cols,
-                     .k_row_stride = k.cols,
-                     .num_tokens = rows32(q.rows),
-                     .num_q_heads = static_cast<int32_t>(q.cols / args.head_dim),
-                     .num_kv_heads = static_cast<int32_t>(k.cols / args.head_dim),
-                     .head_dim = args.head_dim,
-                     .rotary_dim = static_cast<int32_t>(args.inv_freq.size() * 2),
-                     .style = args.style},
-                    stream_.get()));
+    must(cuda::qk_norm_rope(
+        {.q = bf16_data(q, "rope q"),
+         .k = bf16_data(k, "rope k"),
+         .q_norm_weight = norm.q.empty() ? nullptr : f32_data(norm.q, "q norm weight"),
+         .k_norm_weight = norm.k.empty() ? nullptr : f32_data(norm.k, "k norm weight"),
+         .positions = device_positions,
+         .inv_freq = inv_freq,
+         .q_row_stride = q.cols,
+         .k_row_stride = k.cols,
+         .num_tokens = rows32(q.rows),
+         .num_q_heads = static_cast<int32_t>(q.cols / args.head_dim),
+         .num_kv_heads = static_cast<int32_t>(k.cols / args.head_dim),
+         .head_dim = args.head_dim,
+         .rotary_dim = static_cast<int32_t>(args.inv_freq.size() * 2),
+         .style = args.style,
+         .eps = norm.eps},
+        stream_.get()));
 }
 
 void CudaOps::silu_mul(const ConstTensorView& gate, const ConstTensorView& up, TensorView y) {
@@ -487,6 +546,46 @@ void CudaOps::move_kv(const PagedKvCache& cache, std::span<const int64_t> from,
                         .num_moves = static_cast<int32_t>(from.size()),
                         .entry_elems = static_cast<int32_t>(cache.layout.entry_elems())},
                        stream_.get()));
+}
+
+Status CudaOps::sample(const TensorView& logits, std::span<const LogitEdit> edits,
+                       std::span<const RowSampling> rows, std::span<int32_t> tokens) {
+    SE_CHECK(logits.dtype == DType::kF32 && logits.rows == static_cast<int64_t>(rows.size()) &&
+             tokens.size() == rows.size());
+    if (rows.empty()) return {};
+    SE_ASSIGN_OR_RETURN(const int32_t* device_tokens, enqueue_sampling(logits, edits, rows));
+    return copy_to_host(tokens.data(), device_tokens, tokens.size_bytes());
+}
+
+Expected<const int32_t*> CudaOps::enqueue_sampling(const TensorView& logits,
+                                                   std::span<const LogitEdit> edits,
+                                                   std::span<const RowSampling> rows) {
+    const Timed timed(*this, "sample");
+    const auto vocab = static_cast<int32_t>(logits.cols);
+    if (!edits.empty()) {
+        SE_ASSIGN_OR_RETURN(const LogitEdit* device_edits, staging_.upload(edits, stream_.get()));
+        SE_RETURN_IF_ERROR(
+            apply_logit_edits({.logits = logits.f32(),
+                               .edits = device_edits,
+                               .row_stride = logits.cols,
+                               .num_rows = rows32(logits.rows),
+                               .vocab = vocab,
+                               .num_edits = rows32(static_cast<int64_t>(edits.size()))},
+                              stream_.get()));
+    }
+    SE_ASSIGN_OR_RETURN(const RowSampling* device_rows, staging_.upload(rows, stream_.get()));
+    SE_ASSIGN_OR_RETURN(
+        const StepStaging::Slot out,
+        staging_.reserve(rows.size_bytes() / sizeof(RowSampling) * sizeof(int32_t), stream_.get()));
+    auto* device_tokens = static_cast<int32_t*>(out.device);
+    SE_RETURN_IF_ERROR(sample_rows({.logits = logits.f32(),
+                                    .rows = device_rows,
+                                    .out = device_tokens,
+                                    .row_stride = logits.cols,
+                                    .num_rows = rows32(logits.rows),
+                                    .vocab = vocab},
+                                   stream_.get()));
+    return device_tokens;
 }
 
 }  // namespace se::cuda

@@ -56,10 +56,14 @@ class CudaOps final : public Ops {
                    TensorView y) override;
     Status prepare_matmul(const ConstTensorView& w, DType y_dtype, int64_t max_m) override;
     void matmul(const ConstTensorView& x, const ConstTensorView& w, TensorView y) override;
+    void project(const ConstTensorView& x, std::span<const ConstTensorView> ws,
+                 std::span<const TensorView> ys) override;
     void add_bias(TensorView y, const ConstTensorView& bias) override;
     void add(TensorView y, const ConstTensorView& x) override;
     void rms_norm(const ConstTensorView& x, const ConstTensorView& weight, float eps,
                   TensorView y) override;
+    void rms_norm_rows(const ConstTensorView& x, std::span<const int32_t> rows,
+                       const ConstTensorView& weight, float eps, TensorView y) override;
     void add_rms_norm(TensorView residual, const ConstTensorView& x, const ConstTensorView& weight,
                       float eps, TensorView y) override;
     void head_rms_norm(TensorView x, int32_t head_dim, const ConstTensorView& weight,
@@ -76,6 +80,9 @@ class CudaOps final : public Ops {
                           const AttentionArgs& args, TensorView out) override;
     void move_kv(const PagedKvCache& cache, std::span<const int64_t> from,
                  std::span<const int64_t> to) override;
+    bool samples_on_device() const override { return true; }
+    Status sample(const TensorView& logits, std::span<const LogitEdit> edits,
+                  std::span<const RowSampling> rows, std::span<int32_t> tokens) override;
 
   private:
     CudaOps(CudaOpsOptions options, CudaStream stream, Gemm gemm, StepStaging staging);
@@ -92,6 +99,13 @@ class CudaOps final : public Ops {
         bool decode_rows = false;  // every sequence has one query row, at row = its index
     };
     const SeqMetadata& metadata(const PagedKvRead& kv);
+    // sample()'s kernels; returns the device tokens, written once the stream gets there.
+    Expected<const int32_t*> enqueue_sampling(const TensorView& logits,
+                                              std::span<const LogitEdit> edits,
+                                              std::span<const RowSampling> rows);
+    // ys[i] = x · ws[i]^T through cuBLASLt (one GEMM each) or, at a few rows, one GEMV launch.
+    void run_projections(const char* op, const ConstTensorView& x,
+                         std::span<const ConstTensorView> ws, std::span<const TensorView> ys);
     float* decode_workspace(int64_t floats);
     const float* device_inv_freq(std::span<const float> inv_freq);
 

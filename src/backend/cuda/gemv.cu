@@ -1,6 +1,7 @@
 // The decode GEMV on the tensor cores: a CTA owns 16 rows of one segment's weight, its 8 warps
 // split k, and every warp feeds mma.m16n8k16 straight from 16-byte global loads (the weight is
-// the A operand, x^T the B operand, whose 8 columns are the up to 8 rows of x).
+// the A operand, x^T the B operand, whose 8 columns are up to 8 rows of x; a second B operand
+// takes rows 8..15 where there are more than 8).
 //
 // A dot product does not care in which order k is summed, so the fragments need no shuffling:
 // lane (g, t) of a warp (lane = 4g + t) loads 8 consecutive elements P..P+7 of weight rows g and
@@ -109,24 +110,31 @@ __device__ __forceinline__ SegmentView segment_of(const GemvParams& p, int seg) 
     return v;
 }
 
-// Sums the warps' accumulators of the CTA's 16 x 8 output tile and stores the used part: thread
-// e < 128 owns x row e / 16 and weight row e % 16, so neighbouring threads write neighbouring y.
-__device__ __forceinline__ void store_tile(const float (&acc)[4], const SegmentView& s,
+// Sums the warps' accumulators of the CTA's 16 x 16 output tile (acc[h] holds x rows 8h..8h+7)
+// and stores the used part: thread e owns x row e / 16 and weight row e % 16, so neighbouring
+// threads write neighbouring y.
+template <int kHalves>
+__device__ __forceinline__ void store_tile(const float (&acc)[kHalves][4], const SegmentView& s,
                                            int64_t row0, int32_t m) {
-    __shared__ float partial[kWarps][4][32];  // f32 [warp, accumulator register, lane]
+    // f32 [warp, half * 4 + accumulator register, lane]
+    __shared__ float partial[kWarps][kHalves * 4][32];
     const int lane = threadIdx.x % 32;
     const int warp = threadIdx.x / 32;
 #pragma unroll
-    for (int i = 0; i < 4; ++i) partial[warp][i][lane] = acc[i];
+    for (int h = 0; h < kHalves; ++h) {
+#pragma unroll
+        for (int i = 0; i < 4; ++i) partial[warp][h * 4 + i][lane] = acc[h][i];
+    }
     __syncthreads();
-    if (threadIdx.x >= kTileRows * kGemvMaxRows) return;
+    static_assert(kTileRows * kGemvMaxRows == kThreads);
     const int col = static_cast<int>(threadIdx.x) / kTileRows;  // x row
     const int r = static_cast<int>(threadIdx.x) % kTileRows;    // weight row within the tile
     const int64_t row = row0 + r;
-    if (col >= m || row >= s.n) return;
+    if (col >= m || col >= kHalves * 8 || row >= s.n) return;
     // The C fragment holds (row g, col 2t + j) in register j and (row g + 8, col 2t + j) in 2 + j.
-    const int src_lane = (r % 8) * 4 + col / 2;
-    const int src_reg = (r / 8) * 2 + col % 2;
+    const int half = col / 8;
+    const int src_lane = (r % 8) * 4 + (col % 8) / 2;
+    const int src_reg = half * 4 + (r / 8) * 2 + col % 2;
     float sum = 0.0f;
 #pragma unroll
     for (int w = 0; w < kWarps; ++w) sum += partial[w][src_reg][src_lane];
@@ -138,7 +146,11 @@ __device__ __forceinline__ void store_tile(const float (&acc)[4], const SegmentV
     }
 }
 
-__global__ void __launch_bounds__(kThreads, 3) gemv_kernel(GemvParams p, SegmentTiles tiles) {
+// kHalves = 1: up to 8 rows of x; 2: up to 16, the second half a second B operand of the same
+// weight fragments (the weight still streams once).
+template <int kHalves>
+__global__ void __launch_bounds__(kThreads, 4 - kHalves)
+    gemv_kernel(GemvParams p, SegmentTiles tiles) {
     const int32_t tile = static_cast<int32_t>(blockIdx.x);
     int seg = 0;
     int32_t seg_begin = 0;
@@ -161,16 +173,21 @@ __global__ void __launch_bounds__(kThreads, 3) gemv_kernel(GemvParams p, Segment
     const int64_t last = s.n - 1;
     const bf16* w_lo = s.w + (row0 + g < last ? row0 + g : last) * p.k + t * kVecElems;
     const bf16* w_hi = s.w + (row0 + g + 8 < last ? row0 + g + 8 : last) * p.k + t * kVecElems;
-    const bool has_x = g < p.m;
-    const bf16* x_row = p.x + (has_x ? g : 0) * p.ldx + t * kVecElems;
+    bool has_x[kHalves];
+    const bf16* x_row[kHalves];
+#pragma unroll
+    for (int h = 0; h < kHalves; ++h) {
+        has_x[h] = g + 8 * h < p.m;
+        x_row[h] = p.x + (has_x[h] ? g + 8 * h : 0) * p.ldx + t * kVecElems;
+    }
     const int num_chunks = static_cast<int>(p.k / kVecElems);  // 16-byte chunks per row
     const int num_quads = (num_chunks + 3) / 4;
 
-    float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    float acc[kHalves][4] = {};
     for (int q0 = warp; q0 < num_quads; q0 += kWarps * kUnroll) {
         uint4 lo[kUnroll];
         uint4 hi[kUnroll];
-        uint4 xv[kUnroll];
+        uint4 xv[kHalves][kUnroll];
 #pragma unroll
         for (int u = 0; u < kUnroll; ++u) {
             const int q = q0 + u * kWarps;
@@ -178,15 +195,22 @@ __global__ void __launch_bounds__(kThreads, 3) gemv_kernel(GemvParams p, Segment
             const int off = q * kQuadElems;
             lo[u] = load_streamed(w_lo + off, valid);
             hi[u] = load_streamed(w_hi + off, valid);
-            xv[u] = load_cached(x_row + off, valid && has_x);
+#pragma unroll
+            for (int h = 0; h < kHalves; ++h)
+                xv[h][u] = load_cached(x_row[h] + off, valid && has_x[h]);
         }
 #pragma unroll
         for (int u = 0; u < kUnroll; ++u) {
-            mma_bf16_16816(acc, {lo[u].x, hi[u].x, lo[u].y, hi[u].y}, xv[u].x, xv[u].y);
-            mma_bf16_16816(acc, {lo[u].z, hi[u].z, lo[u].w, hi[u].w}, xv[u].z, xv[u].w);
+#pragma unroll
+            for (int h = 0; h < kHalves; ++h) {
+                mma_bf16_16816(acc[h], {lo[u].x, hi[u].x, lo[u].y, hi[u].y}, xv[h][u].x,
+                               xv[h][u].y);
+                mma_bf16_16816(acc[h], {lo[u].z, hi[u].z, lo[u].w, hi[u].w}, xv[h][u].z,
+                               xv[h][u].w);
+            }
         }
     }
-    store_tile(acc, s, row0, p.m);
+    store_tile<kHalves>(acc, s, row0, p.m);
 }
 
 Status field_error(const std::string& field, const std::string& what) {
@@ -251,7 +275,11 @@ Status gemv(const GemvParams& p, cudaStream_t stream) {
         tiles.begin[i] = static_cast<int32_t>(num_tiles);
     }
     if (num_tiles == 0) return Status::ok_status();
-    gemv_kernel<<<static_cast<unsigned>(num_tiles), kThreads, 0, stream>>>(p, tiles);
+    if (p.m <= 8) {
+        gemv_kernel<1><<<static_cast<unsigned>(num_tiles), kThreads, 0, stream>>>(p, tiles);
+    } else {
+        gemv_kernel<2><<<static_cast<unsigned>(num_tiles), kThreads, 0, stream>>>(p, tiles);
+    }
     return launch_status(kName);
 }
 

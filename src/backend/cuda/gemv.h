@@ -17,7 +17,7 @@
 
 namespace se::cuda {
 
-inline constexpr int32_t kGemvMaxRows = 8;      // rows of x (tokens) one launch serves
+inline constexpr int32_t kGemvMaxRows = 16;     // rows of x (tokens) one launch serves
 inline constexpr int32_t kGemvMaxSegments = 3;  // weights one launch serves
 
 // One weight and where its outputs go.

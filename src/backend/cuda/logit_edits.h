@@ -17,20 +17,10 @@
 
 #include <cstdint>
 
+#include "backend/sampling_rows.h"
 #include "core/status.h"
 
 namespace se::cuda {
-
-// One token's edits. A field that does not apply is its identity: bias -0.0f (adding -0 changes
-// no value, not even -0), repetition 1.0f, subtract 0.0f, mask 0.
-struct LogitEdit {
-    int32_t row = 0;          // in [0, num_rows)
-    int32_t token = 0;        // in [0, vocab)
-    float bias = -0.0f;       // logit_bias[token]
-    float repetition = 1.0f;  // repetition_penalty when the token is in the prompt or output
-    float subtract = 0.0f;    // frequency * float(count) + presence, computed on the host in f32
-    uint8_t mask = 0;         // 1: the token may not be sampled yet (-inf)
-};
 
 struct LogitEditsParams {
     float* logits = nullptr;           // f32 [num_rows, row_stride], vocab used; edited in place

@@ -26,18 +26,10 @@
 
 #include <cstdint>
 
+#include "backend/sampling_rows.h"
 #include "core/status.h"
 
 namespace se::cuda {
-
-// One row's knobs, as SamplingParams holds them, and its uniform draw.
-struct RowSampling {
-    float temperature = 1.0f;  // < 1e-5: greedy
-    int32_t top_k = 0;         // <= 0 or >= count: off
-    float top_p = 1.0f;        // in (0, 1]; 1: off
-    float min_p = 0.0f;        // <= 0: off
-    double u = 0.0;            // in [0, 1): SamplingRng::next_double()
-};
 
 struct SampleRowsParams {
     const float* logits = nullptr;      // f32 [num_rows, row_stride], vocab used; read only
