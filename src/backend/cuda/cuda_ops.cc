@@ -181,9 +181,12 @@ void CudaOps::embedding(std::span<const int32_t> ids, const ConstTensorView& tab
 }
 
 Status CudaOps::prepare_matmul(const ConstTensorView& w, DType y_dtype, int64_t max_m) {
-    return gemm_.prepare(
-        {.n = w.rows, .k = w.cols, .lda = w.cols, .ldd = w.rows, .d_dtype = y_dtype, .beta = 0.0f},
-        max_m);
+    const GemmShape shape{
+        .n = w.rows, .k = w.cols, .lda = w.cols, .ldd = w.rows, .d_dtype = y_dtype, .beta = 0.0f};
+    SE_RETURN_IF_ERROR(gemm_.prepare(shape, max_m));
+    // Batches of up to kGemvMaxRows rows never reach cuBLASLt; larger decode batches get the
+    // fastest measured algorithm.
+    return gemm_.tune(shape, bf16_data(w, "matmul weight"), max_m, stream_.get());
 }
 
 void CudaOps::matmul(const ConstTensorView& x, const ConstTensorView& w, TensorView y) {

@@ -6,6 +6,8 @@
 #include <utility>
 
 #include "backend/cuda/cublas_status.h"
+#include "backend/cuda/cuda_status.h"
+#include "backend/cuda/event.h"
 #include "backend/cuda/launch_checks.h"
 
 namespace se::cuda {
@@ -15,6 +17,13 @@ constexpr std::string_view kName = "gemm";
 // Room for split-K partial sums of the largest shapes the heuristic picks split-K for.
 constexpr uint64_t kWorkspaceBytes = 32ull << 20;
 constexpr int64_t kMaxBucketM = 8192;
+// tune() times the heuristic's first kTuneCandidates algorithms, kTuneRuns launches each, for the
+// buckets of decode batches too large for the GEMV (beyond, GEMMs are compute-bound and the
+// heuristic's first choice is the one to keep).
+constexpr int64_t kMinTunedM = 17;
+constexpr int64_t kMaxTunedM = 256;
+constexpr int kTuneCandidates = 8;
+constexpr int kTuneRuns = 5;
 
 Status shape_error(const std::string& what) {
     return invalid_argument(std::string(kName) + ": " + what);
@@ -98,6 +107,61 @@ Status Gemm::prepare(const GemmShape& shape, int64_t max_m) {
     for (key.m_bucket = 1; key.m_bucket <= last; key.m_bucket *= 2) {
         const Expected<const cublasLtMatmulAlgo_t*> algo = algo_for(key);
         if (!algo.ok()) return algo.status();
+    }
+    return Status::ok_status();
+}
+
+Status Gemm::tune(const GemmShape& shape, const bf16* w, int64_t max_m, cudaStream_t stream) {
+    SE_RETURN_IF_ERROR(check_shape(shape));
+    SE_RETURN_IF_ERROR(check_operand("w", w));
+    const int64_t first = gemm_m_bucket(kMinTunedM);
+    const int64_t last = gemm_m_bucket(std::min(max_m, kMaxTunedM));
+    if (last < first) return Status::ok_status();
+    // Activations and outputs of the largest bucket; their values do not change the timing.
+    const size_t d_size = shape.d_dtype == DType::kF32 ? 4 : 2;
+    SE_ASSIGN_OR_RETURN(DeviceBuffer a,
+                        DeviceBuffer::allocate(static_cast<size_t>(last * shape.lda) * 2));
+    SE_ASSIGN_OR_RETURN(DeviceBuffer d,
+                        DeviceBuffer::allocate(static_cast<size_t>(last * shape.ldd) * d_size));
+    SE_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(a.data(), 0x3c, a.size_bytes(), stream));
+    SE_ASSIGN_OR_RETURN(CudaEvent start, CudaEvent::create(EventKind::kTiming));
+    SE_ASSIGN_OR_RETURN(CudaEvent stop, CudaEvent::create(EventKind::kTiming));
+    const float alpha = 1.0f;
+    const float beta = 0.0f;
+    for (int64_t m = first; m <= last; m *= 2) {
+        SE_ASSIGN_OR_RETURN(Layouts l, make_layouts(m, shape));
+        cublasLtMatmulHeuristicResult_t results[kTuneCandidates];
+        int num_results = 0;
+        SE_CUBLAS_RETURN_IF_ERROR(cublasLtMatmulAlgoGetHeuristic(
+            handle_.get(), desc_.get(), l.w.get(), l.a.get(), l.d.get(), l.d.get(),
+            preference_.get(), kTuneCandidates, results, &num_results));
+        int best = -1;
+        float best_ms = 0.0f;
+        for (int i = 0; i < num_results; ++i) {
+            if (results[i].state != CUBLAS_STATUS_SUCCESS) continue;
+            const auto launch = [&] {
+                return cublasLtMatmul(handle_.get(), desc_.get(), &alpha, w, l.w.get(), a.data(),
+                                      l.a.get(), &beta, d.data(), l.d.get(), d.data(), l.d.get(),
+                                      &results[i].algo, workspace_.data(), workspace_.size_bytes(),
+                                      stream);
+            };
+            if (launch() != CUBLAS_STATUS_SUCCESS) continue;  // a candidate that cannot run
+            SE_RETURN_IF_ERROR(start.record(stream));
+            for (int r = 0; r < kTuneRuns; ++r) SE_CUBLAS_RETURN_IF_ERROR(launch());
+            SE_RETURN_IF_ERROR(stop.record(stream));
+            SE_RETURN_IF_ERROR(stop.synchronize());
+            SE_ASSIGN_OR_RETURN(const float ms, CudaEvent::elapsed_ms(start, stop));
+            if (best < 0 || ms < best_ms) {
+                best = i;
+                best_ms = ms;
+            }
+        }
+        if (best < 0) {
+            return unsupported(std::string(kName) + ": no cuBLASLt algorithm runs m " +
+                               std::to_string(m) + ", n " + std::to_string(shape.n) + ", k " +
+                               std::to_string(shape.k));
+        }
+        algos_.insert_or_assign(key_of(m, shape), results[best].algo);
     }
     return Status::ok_status();
 }

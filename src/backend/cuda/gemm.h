@@ -61,6 +61,12 @@ class Gemm {
     // where one heuristic query is small next to the GEMM itself).
     Status prepare(const GemmShape& shape, int64_t max_m);
 
+    // Replaces the cached algorithms of the buckets of mid-sized decode batches (17..256 rows,
+    // up to max_m) with the fastest of the heuristic's candidates, timed on `stream` with the
+    // real weight `w` (bf16 [n, k]) and scratch activations; waits for the stream. The heuristic's
+    // first choice is often a tile shape that leaves most SMs idle at n = 1024 (a GQA k or v).
+    Status tune(const GemmShape& shape, const bf16* w, int64_t max_m, cudaStream_t stream);
+
     // Enqueues D = A · W^T (+ beta * D) on `stream`. Bad shapes, strides or alignments are
     // kInvalidArgument naming the field; a cache miss queries the heuristic (as prepare would).
     Status run(const GemmArgs& args, cudaStream_t stream);
