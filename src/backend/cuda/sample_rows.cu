@@ -443,7 +443,7 @@ __device__ uint64_t find_single_key(Shared& sh, const cg::cluster_group& cluster
 
 // The radix descent over the cluster. Each level reads every CTA's chunk from shared memory
 // once; a level whose crossing bin holds one token ends the descent through find_single_key
-// (at vocab 128K and distinct logits that is usually after 2 levels, not 5).
+// (at vocab 128K and distinct logits that is after 2 or 3 levels, not 5).
 __device__ uint64_t descend(Shared& sh, const cg::cluster_group& cluster, const Chunk& c,
                             const KeptSet& set, const Weighting& w, const Descent& d, int slot) {
     const int total_bits = c.layout.total_bits;
