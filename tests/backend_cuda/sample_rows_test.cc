@@ -165,7 +165,11 @@ std::vector<int32_t> candidate_set_tokens(const std::vector<float>& row, const R
 }
 
 // Row contents: 0 random, 1 ties (a 0.5 grid, the max three times) with NaN, -inf and +inf,
-// 2 peaked (a few large logits over random ones), 3 no finite logit, 4 one finite logit.
+// 2 peaked (a few large logits over random ones), 3 no finite logit, 4 one finite logit,
+// 5 chunk edges: sample_rows.h splits a row into 8 chunks of ceil(vocab / 8) tokens, one per CTA;
+// the largest logit sits on the 8 tokens around each chunk edge and the next on the 8 after them,
+// so ties straddle CTAs, the argmax is the lowest id of a tie spread over 8 CTAs, and top_k = 50
+// cuts inside a straddling run (48 tokens in 6 runs, then 2 of the seventh).
 std::vector<std::vector<float>> make_contents(int32_t vocab) {
     std::vector<std::vector<float>> rows;
     rows.push_back(testing::random_floats(vocab, 11, -10, 10));
@@ -191,6 +195,15 @@ std::vector<std::vector<float>> make_contents(int32_t vocab) {
     std::vector<float> one = none;
     one[vocab * 2 / 3] = -1e30f;
     rows.push_back(one);
+
+    std::vector<float> edges = testing::random_floats(vocab, 14, -10, 10);
+    const int32_t chunk = (vocab + 7) / 8;
+    for (int32_t edge = chunk; edge < vocab; edge += chunk) {
+        for (int32_t i = std::max(0, edge - 4); i < std::min(vocab, edge + 4); ++i)
+            edges[i] = 12.0f;
+        for (int32_t i = edge + 4; i < std::min(vocab, edge + 12); ++i) edges[i] = 11.5f;
+    }
+    rows.push_back(edges);
     return rows;
 }
 
@@ -209,7 +222,7 @@ std::vector<Case> make_cases(int32_t vocab) {
     const bool full = vocab <= 1000;  // large rows: min_p and u rotate instead of crossing
     std::vector<Case> cases;
     int block = 0;
-    for (int content = 0; content < 3; ++content) {
+    for (const int content : {0, 1, 2, 5}) {
         for (const float t : temperatures) {
             for (const int32_t k : top_ks) {
                 for (const float p : top_ps) {
@@ -329,7 +342,10 @@ TEST_P(SampleRowsTest, MatchesSortedReference) {
     EXPECT_LE(cpu_undecided, std::max(2, sampled / 20));
 }
 
-INSTANTIATE_TEST_SUITE_P(Vocabs, SampleRowsTest, ::testing::Values(1, 7, 1000, 128256, 151936));
+// 8191-8193 and 32769: chunks just below, at and above 1024 (a multiple of the CTA's threads and of
+// the 16-byte loads), a last chunk shorter than the others; 128256 and 151936: real vocabularies.
+INSTANTIATE_TEST_SUITE_P(Vocabs, SampleRowsTest,
+                         ::testing::Values(1, 7, 1000, 8191, 8192, 8193, 32769, 128256, 151936));
 
 TEST(SampleRowsArgs, InvalidArgumentsNameTheField) {
     const DeviceBuffer d_logits = upload(std::vector<float>(8, 0.0f));
@@ -366,6 +382,10 @@ TEST(SampleRowsArgs, InvalidArgumentsNameTheField) {
     p = ok;
     p.row_stride = 7;
     expect_invalid(p, "row_stride");
+    p = ok;
+    p.vocab = 400000;  // above 8 chunks of shared memory; nothing is read
+    p.row_stride = 400000;
+    expect_invalid(p, "vocab");
     testing::must_ok(cuda_status(cudaDeviceSynchronize(), "sample_rows"));
 }
 

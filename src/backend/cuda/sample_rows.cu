@@ -1,6 +1,9 @@
+#include <cooperative_groups.h>
+
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <string>
 
 #include "backend/cuda/cuda_status.h"
 #include "backend/cuda/sample_rows.h"
@@ -14,18 +17,45 @@
 // share a key. Each threshold is the first key, in that order, at which a running sum (of ones for
 // top-k, of fixed-point weights for top-p and the draw) reaches a target. A descent fixes the key
 // 11 bits at a time: a histogram of the tokens that share the bits fixed so far, by their next
-// 11 bits, then a block scan from the highest digit down finds the bin where the sum crosses.
+// 11 bits, then a scan from the highest digit down finds the bin where the sum crosses.
+//
+// A row belongs to a cluster of kClusterCtas CTAs (distributed shared memory, sm_90). Each CTA
+// copies one contiguous chunk of the row into its shared memory once, and every later pass reads
+// that copy:
+//
+//   token  0          chunk        2*chunk             7*chunk        vocab
+//          [ CTA 0    )[ CTA 1     )[ ...              )[ CTA 7       )
+//
+// The histograms are exact integer sums, so where a token is counted changes no result: each
+// level, every CTA histograms its chunk, the cluster sums the histograms (CTA r owns bins
+// [256 r, 256 r + 256)), and every CTA reads the same sums and so takes the same path. The
+// canonical order never depends on the chunks: ties between chunks are ordered by the key's id
+// bits like any other.
 namespace se::cuda {
 namespace {
 
+namespace cg = cooperative_groups;
+
 constexpr int kThreads = 1024;
 constexpr int kWarps = kThreads / 32;
+constexpr int kClusterCtas = 8;  // the portable cluster size: always schedulable
 constexpr int kDigitBits = 11;
-constexpr int kBins = 1 << kDigitBits;  // two per thread in the scan
-static_assert(kBins == 2 * kThreads);
-constexpr int kUnroll = 4;                   // row loads in flight per thread
-constexpr int32_t kCompactCapacity = 16384;  // keys kept in shared memory: 128 KB
-constexpr size_t kCompactBytes = kCompactCapacity * sizeof(uint64_t);
+constexpr int kBins = 1 << kDigitBits;
+constexpr int kSliceBins = kBins / kClusterCtas;  // the bins each CTA of a cluster sums
+constexpr int kPartials = kThreads / kSliceBins;  // threads summing one owned bin
+constexpr int kRanksPerPartial = kClusterCtas / kPartials;
+static_assert(kSliceBins * kClusterCtas == kBins && kPartials * kRanksPerPartial == kClusterCtas);
+static_assert(kSliceBins % 32 == 0 && kSliceBins <= kThreads);
+// A fixed-point mass (< 2^63) is histogrammed as 16-bit pieces in 32-bit bins, which are native
+// shared atomics (ATOMS.ADD); a 64-bit shared atomicAdd compiles for sm_90 to a compare-and-swap
+// loop (ATOMS.CAST.SPIN.64 in the SASS), which spins under the contention of the first level,
+// where most tokens share a few bins. A bin sums at most kMaxChunk pieces < 2^16: below 2^32.
+constexpr int kPieceBits = 16;
+constexpr int kMaxPieces = 4;
+constexpr int32_t kMaxChunk = 40960;  // 160 KB of f32 per CTA: vocab up to 327680
+static_assert(int64_t{kMaxChunk} * ((1 << kPieceBits) - 1) < (int64_t{1} << 32));
+constexpr int kLoadUnroll = 4;   // 16-byte loads in flight per thread: 64 KB per CTA
+constexpr int kMaxDescents = 3;  // top-k, top-p, the draw
 // SamplingParams::is_greedy (engine/sampling/sampling_params.h): below this, argmax.
 constexpr float kGreedyTemperature = 1e-5f;
 
@@ -36,6 +66,7 @@ struct KeyLayout {
     // 2^(63 - bit_width(vocab)): the fixed-point unit of a weight, so that the weights of a whole
     // row (each <= 1) sum below 2^63.
     float weight_scale;
+    int num_pieces;  // 16-bit pieces of a weight <= 2^(63 - bit_width(vocab)) in fixed point
 };
 
 // A logit's bits, ordered as the numbers: -0 and +0 are one key, as they compare equal on the
@@ -45,10 +76,6 @@ __device__ __forceinline__ uint32_t monotone_bits(float x) {
     return (u & 0x80000000u) != 0 ? ~u : (u | 0x80000000u);
 }
 
-__device__ __forceinline__ float from_monotone_bits(uint32_t m) {
-    return __uint_as_float((m & 0x80000000u) != 0 ? (m & 0x7fffffffu) : ~m);
-}
-
 __device__ __forceinline__ uint64_t make_key(float logit, int32_t token, int32_t vocab,
                                              const KeyLayout& k) {
     return (uint64_t{monotone_bits(logit)} << k.id_bits) | uint64_t(vocab - 1 - token);
@@ -56,10 +83,6 @@ __device__ __forceinline__ uint64_t make_key(float logit, int32_t token, int32_t
 
 __device__ __forceinline__ int32_t key_token(uint64_t key, int32_t vocab, const KeyLayout& k) {
     return vocab - 1 - static_cast<int32_t>(key & ((uint64_t{1} << k.id_bits) - 1));
-}
-
-__device__ __forceinline__ float key_logit(uint64_t key, const KeyLayout& k) {
-    return from_monotone_bits(static_cast<uint32_t>(key >> k.id_bits));
 }
 
 // The CPU's weight: (logit - max) * (1 / temperature) in f32, each step rounded (no FMA), then
@@ -99,82 +122,6 @@ __device__ __forceinline__ bool beats(Candidate a, Candidate b) {
     return a.index < b.index;
 }
 
-// Where a level's scan found the crossing.
-struct Crossing {
-    int32_t bin;
-    uint32_t count_before;  // tokens in higher bins
-    uint32_t bin_count;
-    uint64_t value_before;  // the summed value (count or mass) of the higher bins
-    uint64_t total;         // of all bins
-};
-
-struct Shared {
-    uint32_t hist_count[kBins];
-    uint64_t hist_mass[kBins];
-    uint64_t warp_value[kWarps];
-    uint32_t warp_count[kWarps];
-    float warp_max[kWarps];
-    Candidate warp_best[kWarps];
-    Crossing crossing;
-    int32_t num_keys;  // keys appended to the compact buffer
-};
-
-// Per-row state of the search, identical in every thread.
-struct RowState {
-    const float* row;  // f32 [vocab]
-    uint64_t* keys;    // u64 [kCompactCapacity], shared: a compacted superset of some tokens
-    int32_t vocab;
-    KeyLayout layout;
-    int32_t set_size;  // upper bound on the tokens of the kept set
-    bool set_in_smem;  // the compact buffer holds every token of the kept set
-    int32_t num_keys;  // valid entries of the compact buffer
-};
-
-// Calls f(valid, key, logit, token) for every finite token of the row (token = -1 for a padding
-// lane), every lane of a warp the same number of times so that f may use warp votes.
-template <typename F>
-__device__ __forceinline__ void for_each_row_token(const RowState& s, F&& f) {
-    for (int32_t base = 0; base < s.vocab; base += kThreads * kUnroll) {
-        float v[kUnroll];
-#pragma unroll
-        for (int u = 0; u < kUnroll; ++u) {
-            const int32_t i = base + u * kThreads + static_cast<int32_t>(threadIdx.x);
-            v[u] = i < s.vocab ? __ldg(s.row + i) : NAN;
-        }
-#pragma unroll
-        for (int u = 0; u < kUnroll; ++u) {
-            const int32_t i = base + u * kThreads + static_cast<int32_t>(threadIdx.x);
-            const bool valid = isfinite(v[u]);
-            f(valid, valid ? make_key(v[u], i, s.vocab, s.layout) : 0, v[u], i < s.vocab ? i : -1);
-        }
-    }
-}
-
-template <typename F>
-__device__ __forceinline__ void for_each_compact_token(const RowState& s, F&& f) {
-    for (int32_t base = 0; base < s.num_keys; base += kThreads) {
-        const int32_t j = base + static_cast<int32_t>(threadIdx.x);
-        const bool valid = j < s.num_keys;
-        const uint64_t key = valid ? s.keys[j] : 0;
-        f(valid, key, key_logit(key, s.layout), -1);
-    }
-}
-
-// Appends the keys of the lanes that take one; one shared atomic per warp. Slots past the
-// buffer's capacity are dropped (the caller knows whether everything fit).
-__device__ __forceinline__ void append_key(bool take, uint64_t key, uint64_t* keys,
-                                           int32_t* num_keys) {
-    const unsigned mask = __ballot_sync(0xffffffffu, take);
-    if (mask == 0) return;
-    const int lane = static_cast<int>(threadIdx.x % 32);
-    const int leader = __ffs(static_cast<int>(mask)) - 1;
-    int32_t base = 0;
-    if (lane == leader) base = atomicAdd(num_keys, __popc(mask));
-    base = __shfl_sync(0xffffffffu, base, leader);
-    const int32_t slot = base + __popc(mask & ((1u << lane) - 1u));
-    if (take && slot < kCompactCapacity) keys[slot] = key;
-}
-
 template <typename T>
 __device__ __forceinline__ T warp_inclusive_scan(T x) {
     const int lane = static_cast<int>(threadIdx.x % 32);
@@ -184,62 +131,6 @@ __device__ __forceinline__ T warp_inclusive_scan(T x) {
         if (lane >= off) x += other;
     }
     return x;
-}
-
-// The scan of one level: bins in descending digit order (position j is bin num_bins - 1 - j),
-// two positions per thread. The first position whose inclusive sum reaches `need` is the
-// crossing; the value is the mass when `use_mass`, else the count. At level 0 the target
-// depends on the total, so `need` is computed from it by `need_of(total)`.
-template <typename NeedOf>
-__device__ void scan_for_crossing(Shared& sh, int num_bins, bool use_mass, NeedOf need_of) {
-    const int t = static_cast<int>(threadIdx.x);
-    const int lane = t % 32;
-    const int warp = t / 32;
-    uint32_t c[2];
-    uint64_t v[2];
-#pragma unroll
-    for (int k = 0; k < 2; ++k) {
-        const int j = 2 * t + k;
-        const int bin = num_bins - 1 - j;
-        c[k] = j < num_bins ? sh.hist_count[bin] : 0;
-        v[k] = j < num_bins ? (use_mass ? sh.hist_mass[bin] : c[k]) : 0;
-    }
-    const uint64_t v_incl = warp_inclusive_scan<unsigned long long>(v[0] + v[1]);
-    const uint32_t c_incl = warp_inclusive_scan<unsigned>(c[0] + c[1]);
-    if (lane == 31) {
-        sh.warp_value[warp] = v_incl;
-        sh.warp_count[warp] = c_incl;
-    }
-    __syncthreads();
-    if (warp == 0) {
-        const uint64_t wv = warp_inclusive_scan<unsigned long long>(sh.warp_value[lane]);
-        const uint32_t wc = warp_inclusive_scan<unsigned>(sh.warp_count[lane]);
-        __syncwarp();
-        sh.warp_value[lane] = wv;  // now inclusive over warps
-        sh.warp_count[lane] = wc;
-        // Replaced below by the crossing, which exists because need <= total (target_of).
-        if (lane == 0)
-            sh.crossing = {
-                .bin = 0, .count_before = 0, .bin_count = 0, .value_before = 0, .total = 0};
-    }
-    __syncthreads();
-    const uint64_t total = sh.warp_value[kWarps - 1];
-    const uint64_t need = need_of(total);
-    uint64_t v_before = (warp > 0 ? sh.warp_value[warp - 1] : 0) + v_incl - (v[0] + v[1]);
-    uint32_t c_before = (warp > 0 ? sh.warp_count[warp - 1] : 0) + c_incl - (c[0] + c[1]);
-#pragma unroll
-    for (int k = 0; k < 2; ++k) {
-        if (v_before < need && v_before + v[k] >= need) {
-            sh.crossing = {.bin = num_bins - 1 - (2 * t + k),
-                           .count_before = c_before,
-                           .bin_count = c[k],
-                           .value_before = v_before,
-                           .total = total};
-        }
-        v_before += v[k];
-        c_before += c[k];
-    }
-    __syncthreads();
 }
 
 // How a descent's target follows from the total of its set.
@@ -264,115 +155,109 @@ __device__ __forceinline__ uint64_t target_of(const Descent& d, uint64_t total) 
     return t < 1 ? 1 : t;
 }
 
-struct Found {
-    uint64_t key;
-    uint32_t count_through;  // tokens of the set at or before it in the canonical order
+// Where a level's scan found the crossing.
+struct Crossing {
+    int32_t bin;
+    uint32_t bin_count;     // tokens of the set in the bin
+    uint64_t value_before;  // the summed value (count or mass) of the higher bins
 };
 
-// The radix descent. Each level reads the row (or the compact buffer, once what the descent
-// still needs is there) once. A level that reads the row compacts into shared memory, when they
-// fit, either every token of the set at or before the current bin (then the buffer holds the
-// set the descent leaves behind, and the next steps read it too) or only the current bin.
-__device__ Found descend(Shared& sh, RowState& s, const KeptSet& set, const Weighting& w,
-                         const Descent& d) {
-    const int total_bits = s.layout.total_bits;
-    const bool use_mass = d.target != Target::kCount;
-    const bool need_weight = use_mass || set.min_weight > 0.0f;
-    uint64_t prefix = 0;
-    int fixed = 0;
-    uint64_t value_above = 0;
-    uint32_t count_above = 0;
-    uint64_t target = 0;
-    int64_t bin_size = s.set_size;  // tokens of the set sharing the prefix (upper bound)
-    bool read_smem = s.set_in_smem;
-    bool set_compacted = false;
-    while (fixed < total_bits) {
-        const int width = min(kDigitBits, total_bits - fixed);
-        const int shift = total_bits - fixed - width;
-        const int num_bins = 1 << width;
-        enum { kNone, kUpToBin, kBinOnly } mode = kNone;
-        if (!read_smem) {
-            if (count_above + bin_size <= kCompactCapacity) {
-                mode = kUpToBin;
-            } else if (bin_size <= kCompactCapacity) {
-                mode = kBinOnly;
-            }
-        }
-        for (int b = static_cast<int>(threadIdx.x); b < num_bins; b += kThreads) {
-            sh.hist_count[b] = 0;
-            sh.hist_mass[b] = 0;
-        }
-        if (threadIdx.x == 0) sh.num_keys = 0;
-        __syncthreads();
-        const auto visit = [&](bool valid, uint64_t key, float logit, int32_t) {
-            float weight = 0.0f;
-            if (valid && need_weight) weight = weight_of(logit, w);
-            const bool in_set = valid && key >= set.key_lo && weight >= set.min_weight;
-            const uint64_t high = key >> (shift + width);  // shift + width <= 63
-            if (in_set && high == prefix) {
-                const auto digit = static_cast<int>((key >> shift) & uint64_t(num_bins - 1));
-                atomicAdd(&sh.hist_count[digit], 1u);
-                if (use_mass) {
-                    atomicAdd(reinterpret_cast<unsigned long long*>(&sh.hist_mass[digit]),
-                              static_cast<unsigned long long>(fixed_point(weight, w)));
-                }
-            }
-            if (mode != kNone) {
-                const bool take = in_set && (mode == kUpToBin ? high >= prefix : high == prefix);
-                append_key(take, key, s.keys, &sh.num_keys);
-            }
-        };
-        if (read_smem) {
-            for_each_compact_token(s, visit);
-        } else {
-            for_each_row_token(s, visit);
-        }
-        __syncthreads();
-        if (mode != kNone) {
-            s.num_keys = sh.num_keys;
-            read_smem = true;
-            set_compacted = mode == kUpToBin;
-        }
-        const bool first = fixed == 0;
-        scan_for_crossing(sh, num_bins, use_mass, [&](uint64_t total) {
-            if (first) target = target_of(d, total);
-            return target - value_above;
-        });
-        const Crossing c = sh.crossing;
-        value_above += c.value_before;
-        count_above += c.count_before;
-        bin_size = c.bin_count;
-        prefix = (prefix << width) | static_cast<uint64_t>(c.bin);
-        fixed += width;
-    }
-    if (set_compacted) s.set_in_smem = true;
-    return {.key = prefix, .count_through = count_above + 1};
-}
-
-// Pass 0: the argmax candidate (for greedy rows and rows without a finite logit), the largest
-// finite logit and how many there are; the finite tokens are compacted while they fit.
 struct RowStats {
-    Candidate best;
+    Candidate best;  // the argmax rule's token: greedy rows, rows without a finite logit
     float max_finite;
     int32_t num_finite;
 };
 
-__device__ RowStats row_stats(Shared& sh, RowState& s) {
-    if (threadIdx.x == 0) sh.num_keys = 0;
-    __syncthreads();
+// One CTA's shared memory, followed by its chunk of the row (f32). Other CTAs of the cluster
+// read hist_* (between a level's two cluster barriers), owned_* and slice_* (after the second),
+// cta_stats and found_key; each is written again only after a cluster barrier that follows
+// every such read.
+struct alignas(16) Shared {
+    uint32_t hist_count[kBins];
+    uint32_t hist_piece[kMaxPieces][kBins];  // fixed-point mass, 16 bits at a time
+    uint32_t partial_count[kPartials][kSliceBins];
+    uint64_t partial_mass[kPartials][kSliceBins];
+    uint32_t owned_count[kSliceBins];  // the cluster's bins [256 rank, 256 rank + 256)
+    uint64_t owned_mass[kSliceBins];
+    uint64_t slice_mass;  // the owned bins' totals
+    uint32_t slice_count;
+    uint32_t slice_counts[kClusterCtas];  // every CTA's slice totals, copied
+    uint64_t slice_masses[kClusterCtas];
+    uint64_t warp_value[kWarps];
+    uint32_t warp_count[kWarps];
+    Candidate warp_best[kWarps];
+    float warp_max[kWarps];
+    RowStats cta_stats;
+    RowStats all_stats[kClusterCtas];
+    uint64_t found_key[kMaxDescents];  // per descent: the key this CTA holds, else 0
+    uint64_t found_keys[kClusterCtas];
+    Crossing crossing;
+};
+static_assert(sizeof(Shared) % 16 == 0);
+
+// This CTA's part of the row, copied into shared memory: values[j] is token begin + j.
+struct Chunk {
+    const float* values;
+    int32_t begin;
+    int32_t size;
+    int32_t vocab;
+    KeyLayout layout;
+};
+
+// Copies `size` logits from global `src` to shared `dst`, where dst and src are congruent
+// modulo 16 bytes (the caller offsets dst by src's misalignment), so the body moves as 16-byte
+// vectors on both sides. Only [src, src + size) is read: padding after a row is never touched.
+__device__ void load_chunk(const float* src, float* dst, int32_t size) {
+    const int t = static_cast<int>(threadIdx.x);
+    const auto misalign = static_cast<int32_t>((reinterpret_cast<uintptr_t>(src) / 4) % 4);
+    const int32_t head = min(size, (4 - misalign) % 4);
+    const int32_t num_vecs = (size - head) / 4;
+    const int32_t tail = head + 4 * num_vecs;
+    if (t < head) dst[t] = __ldg(src + t);
+    if (t < size - tail) dst[tail + t] = __ldg(src + tail + t);
+    const auto* src4 = reinterpret_cast<const float4*>(src + head);
+    auto* dst4 = reinterpret_cast<float4*>(dst + head);
+    for (int32_t base = 0; base < num_vecs; base += kThreads * kLoadUnroll) {
+        float4 v[kLoadUnroll];
+#pragma unroll
+        for (int u = 0; u < kLoadUnroll; ++u) {
+            const int32_t i = base + u * kThreads + t;
+            if (i < num_vecs) v[u] = __ldg(src4 + i);
+        }
+#pragma unroll
+        for (int u = 0; u < kLoadUnroll; ++u) {
+            const int32_t i = base + u * kThreads + t;
+            if (i < num_vecs) dst4[i] = v[u];
+        }
+    }
+}
+
+// Calls f(valid, key, logit, token) for every token of the chunk (valid: finite; token -1 for a
+// padding lane), every thread of the CTA the same number of times so that f may use warp votes.
+template <typename F>
+__device__ __forceinline__ void for_each_chunk_token(const Chunk& c, F&& f) {
+    for (int32_t base = 0; base < c.size; base += kThreads) {
+        const int32_t j = base + static_cast<int32_t>(threadIdx.x);
+        const float v = j < c.size ? c.values[j] : NAN;
+        const bool valid = isfinite(v);
+        const int32_t token = j < c.size ? c.begin + j : -1;
+        f(valid, valid ? make_key(v, token, c.vocab, c.layout) : 0, v, token);
+    }
+}
+
+// The argmax candidate, the largest finite logit and how many there are, over the whole row:
+// each CTA reduces its chunk, then every CTA combines all of them (a total order, a max and a
+// sum: one answer in every thread of the cluster).
+__device__ RowStats row_stats(Shared& sh, const cg::cluster_group& cluster, const Chunk& c) {
     Candidate best{NAN, INT32_MAX};  // loses to every element, NaN ones included
     float max_finite = -INFINITY;
-    uint32_t num_finite = 0;
-    for_each_row_token(s, [&](bool valid, uint64_t key, float logit, int32_t token) {
-        if (token >= 0) {
-            const Candidate c{logit, token};
-            if (beats(c, best)) best = c;
-        }
+    int32_t num_finite = 0;
+    for_each_chunk_token(c, [&](bool valid, uint64_t, float logit, int32_t token) {
+        if (token >= 0 && beats(Candidate{logit, token}, best)) best = Candidate{logit, token};
         if (valid) {
             max_finite = fmaxf(max_finite, logit);
             ++num_finite;
         }
-        append_key(valid, key, s.keys, &sh.num_keys);
     });
 #pragma unroll
     for (int off = 16; off > 0; off /= 2) {
@@ -382,64 +267,267 @@ __device__ RowStats row_stats(Shared& sh, RowState& s) {
         max_finite = fmaxf(max_finite, __shfl_xor_sync(0xffffffffu, max_finite, off));
         num_finite += __shfl_xor_sync(0xffffffffu, num_finite, off);
     }
-    const int warp = static_cast<int>(threadIdx.x / 32);
-    if (threadIdx.x % 32 == 0) {
-        sh.warp_best[warp] = best;
-        sh.warp_max[warp] = max_finite;
-        sh.warp_count[warp] = num_finite;
+    const int t = static_cast<int>(threadIdx.x);
+    if (t % 32 == 0) {
+        sh.warp_best[t / 32] = best;
+        sh.warp_max[t / 32] = max_finite;
+        sh.warp_count[t / 32] = static_cast<uint32_t>(num_finite);
     }
     __syncthreads();
-    RowStats r{sh.warp_best[0], sh.warp_max[0], 0};
-    for (int i = 0; i < kWarps; ++i) {  // every thread, in the same order: one answer
-        if (beats(sh.warp_best[i], r.best)) r.best = sh.warp_best[i];
-        r.max_finite = fmaxf(r.max_finite, sh.warp_max[i]);
-        r.num_finite += static_cast<int32_t>(sh.warp_count[i]);
+    if (t == 0) {
+        RowStats r{sh.warp_best[0], sh.warp_max[0], 0};
+        for (int i = 0; i < kWarps; ++i) {
+            if (beats(sh.warp_best[i], r.best)) r.best = sh.warp_best[i];
+            r.max_finite = fmaxf(r.max_finite, sh.warp_max[i]);
+            r.num_finite += static_cast<int32_t>(sh.warp_count[i]);
+        }
+        sh.cta_stats = r;
     }
-    s.num_keys = min(sh.num_keys, kCompactCapacity);
-    s.set_size = r.num_finite;
-    s.set_in_smem = r.num_finite <= kCompactCapacity;
-    __syncthreads();  // sh.warp_* and sh.num_keys are reused
+    cluster.sync();
+    if (t < kClusterCtas) sh.all_stats[t] = *cluster.map_shared_rank(&sh.cta_stats, t);
+    __syncthreads();
+    RowStats r = sh.all_stats[0];
+    for (int i = 1; i < kClusterCtas; ++i) {
+        if (beats(sh.all_stats[i].best, r.best)) r.best = sh.all_stats[i].best;
+        r.max_finite = fmaxf(r.max_finite, sh.all_stats[i].max_finite);
+        r.num_finite += sh.all_stats[i].num_finite;
+    }
     return r;
 }
 
-__global__ void __launch_bounds__(kThreads, 1)
-    sample_rows_kernel(SampleRowsParams p, KeyLayout layout) {
-    __shared__ Shared sh;
-    extern __shared__ uint64_t compact_keys[];  // u64 [kCompactCapacity]
-    RowState s{.row = p.logits + int64_t{blockIdx.x} * p.row_stride,
-               .keys = compact_keys,
-               .vocab = p.vocab,
-               .layout = layout,
-               .set_size = 0,
-               .set_in_smem = false,
-               .num_keys = 0};
-    const RowSampling r = p.rows[blockIdx.x];
-    const RowStats stats = row_stats(sh, s);
-    if (r.temperature < kGreedyTemperature || stats.num_finite == 0) {
-        if (threadIdx.x == 0) p.out[blockIdx.x] = stats.best.index;
-        return;
+// Adds the taking lanes' tokens to this CTA's histogram. Lanes of a warp with the same digit
+// add as one (a count and `num_pieces` piece sums, by their leader), so the shared atomics see
+// no conflicts within a warp however the logits cluster.
+__device__ __forceinline__ void add_to_histogram(Shared& sh, bool take, int digit, uint64_t mass,
+                                                 int num_pieces) {
+    const unsigned takers = __ballot_sync(0xffffffffu, take);
+    if (!take) return;
+    const unsigned group = __match_any_sync(takers, digit);
+    const bool leader = static_cast<int>(threadIdx.x % 32) == __ffs(static_cast<int>(group)) - 1;
+    if (leader) atomicAdd(&sh.hist_count[digit], static_cast<unsigned>(__popc(group)));
+#pragma unroll
+    for (int q = 0; q < kMaxPieces; ++q) {
+        if (q >= num_pieces) break;
+        const auto piece = static_cast<unsigned>((mass >> (kPieceBits * q)) & 0xffffu);
+        const unsigned sum = __reduce_add_sync(group, piece);  // <= 32 pieces: no overflow
+        if (leader) atomicAdd(&sh.hist_piece[q][digit], sum);
     }
-    const Weighting w{.max_logit = stats.max_finite,
-                      .inv_temperature = __fdiv_rn(1.0f, r.temperature),
-                      .scale = layout.weight_scale};
-    KeptSet set{.key_lo = 0, .min_weight = 0.0f};
-    if (r.top_k >= 1 && r.top_k < stats.num_finite) {
-        const Descent d{.target = Target::kCount, .count = uint64_t(r.top_k), .fraction = 0.0};
-        set.key_lo = descend(sh, s, set, w, d).key;
-        s.set_size = r.top_k;
+}
+
+// Between the level's two cluster barriers: this CTA sums its slice of bins over the cluster's
+// histograms (thread t reads bin t % 256 of kRanksPerPartial CTAs) and the slice's totals.
+__device__ void reduce_slice(Shared& sh, const cg::cluster_group& cluster, int num_pieces) {
+    const int t = static_cast<int>(threadIdx.x);
+    const int bin_in_slice = t % kSliceBins;
+    const int part = t / kSliceBins;
+    const int bin = static_cast<int>(cluster.block_rank()) * kSliceBins + bin_in_slice;
+    uint32_t count = 0;
+    uint64_t mass = 0;
+#pragma unroll
+    for (int k = 0; k < kRanksPerPartial; ++k) {
+        const Shared* other = cluster.map_shared_rank(&sh, part * kRanksPerPartial + k);
+        count += other->hist_count[bin];
+#pragma unroll
+        for (int q = 0; q < kMaxPieces; ++q) {
+            if (q < num_pieces) mass += uint64_t{other->hist_piece[q][bin]} << (kPieceBits * q);
+        }
     }
-    if (r.top_p < 1.0f) {
-        const Descent d{.target = Target::kTopP, .count = 0, .fraction = double{r.top_p}};
-        const Found f = descend(sh, s, set, w, d);
-        set.key_lo = f.key;
-        s.set_size = static_cast<int32_t>(f.count_through);
+    sh.partial_count[part][bin_in_slice] = count;
+    sh.partial_mass[part][bin_in_slice] = mass;
+    __syncthreads();
+    if (t < kSliceBins) {
+        count = 0;
+        mass = 0;
+#pragma unroll
+        for (int k = 0; k < kPartials; ++k) {
+            count += sh.partial_count[k][t];
+            mass += sh.partial_mass[k][t];
+        }
+        sh.owned_count[t] = count;
+        sh.owned_mass[t] = mass;
+#pragma unroll
+        for (int off = 16; off > 0; off /= 2) {
+            count += __shfl_xor_sync(0xffffffffu, count, off);
+            mass += __shfl_xor_sync(0xffffffffu, mass, off);
+        }
+        if (t % 32 == 0) {
+            sh.warp_count[t / 32] = count;
+            sh.warp_value[t / 32] = mass;
+        }
     }
-    // The largest weight left is the top token's, exp(0) = 1, so min_p * max_weight is min_p.
-    if (r.min_p > 0.0f) set.min_weight = r.min_p;
-    const Descent d{.target = Target::kDraw, .count = 0, .fraction = r.u};
-    const int32_t token = key_token(descend(sh, s, set, w, d).key, p.vocab, layout);
-    if (threadIdx.x == 0)
-        p.out[blockIdx.x] = token >= 0 && token < p.vocab ? token : stats.best.index;
+    __syncthreads();
+    if (t == 0) {
+        uint32_t c = 0;
+        uint64_t m = 0;
+        for (int w = 0; w < kSliceBins / 32; ++w) {
+            c += sh.warp_count[w];
+            m += sh.warp_value[w];
+        }
+        sh.slice_count = c;
+        sh.slice_mass = m;
+    }
+}
+
+// After the level's second cluster barrier: the position, in descending bin order over the
+// cluster's sums, whose inclusive value first reaches `need` (>= 1, <= the total: target_of).
+// The slices' totals pick the slice; a scan of its 256 bins (read from their owner) the bin.
+// At the first level the target follows from the total, through `target`.
+__device__ Crossing cluster_crossing(Shared& sh, const cg::cluster_group& cluster, bool use_mass,
+                                     const Descent& d, bool first, uint64_t& target,
+                                     uint64_t value_above) {
+    const int t = static_cast<int>(threadIdx.x);
+    const int lane = t % 32;
+    const int warp = t / 32;
+    if (t < kClusterCtas) {
+        const Shared* other = cluster.map_shared_rank(&sh, t);
+        sh.slice_counts[t] = other->slice_count;
+        sh.slice_masses[t] = other->slice_mass;
+    }
+    if (t == 0) sh.crossing = {.bin = 0, .bin_count = 0, .value_before = 0};
+    __syncthreads();
+    uint64_t total = 0;
+    for (int r = 0; r < kClusterCtas; ++r)
+        total += use_mass ? sh.slice_masses[r] : sh.slice_counts[r];
+    if (first) target = target_of(d, total);
+    const uint64_t need = target - value_above;
+    int slice = 0;
+    uint64_t before = 0;  // value of the higher slices
+    for (int r = kClusterCtas - 1; r >= 0; --r) {
+        const uint64_t v = use_mass ? sh.slice_masses[r] : sh.slice_counts[r];
+        slice = r;
+        if (before + v >= need) break;
+        before += v;
+    }
+    const Shared* owner = cluster.map_shared_rank(&sh, slice);
+    const int bin_in_slice = kSliceBins - 1 - t;  // position t, highest bin first
+    uint32_t c = 0;
+    uint64_t v = 0;
+    if (t < kSliceBins) {
+        c = owner->owned_count[bin_in_slice];
+        v = use_mass ? owner->owned_mass[bin_in_slice] : c;
+    }
+    const uint64_t v_incl = warp_inclusive_scan<unsigned long long>(v);
+    if (lane == 31 && t < kSliceBins) sh.warp_value[warp] = v_incl;
+    __syncthreads();
+    if (t < kSliceBins) {
+        uint64_t v_before = before + v_incl - v;
+        for (int w = 0; w < warp; ++w) v_before += sh.warp_value[w];
+        if (v_before < need && v_before + v >= need) {
+            sh.crossing = {
+                .bin = slice * kSliceBins + bin_in_slice, .bin_count = c, .value_before = v_before};
+        }
+    }
+    __syncthreads();
+    return sh.crossing;
+}
+
+// The one key of the set whose high bits are `prefix` (the key's bits from `shift` up), when the
+// descent's bin holds a single token: its CTA publishes it, every CTA takes it.
+__device__ uint64_t find_single_key(Shared& sh, const cg::cluster_group& cluster, const Chunk& c,
+                                    const KeptSet& set, const Weighting& w, uint64_t prefix,
+                                    int shift, int slot) {
+    const bool need_weight = set.min_weight > 0.0f;
+    for_each_chunk_token(c, [&](bool valid, uint64_t key, float logit, int32_t) {
+        if (!valid || key < set.key_lo || (key >> shift) != prefix) return;
+        if (need_weight && weight_of(logit, w) < set.min_weight) return;
+        sh.found_key[slot] = key;
+    });
+    cluster.sync();
+    const int t = static_cast<int>(threadIdx.x);
+    if (t < kClusterCtas) sh.found_keys[t] = *cluster.map_shared_rank(&sh.found_key[slot], t);
+    __syncthreads();
+    uint64_t key = 0;  // a finite token's key is never 0: its logit bits are not all zero
+    for (int r = 0; r < kClusterCtas; ++r) key = sh.found_keys[r] > key ? sh.found_keys[r] : key;
+    return key;
+}
+
+// The radix descent over the cluster. Each level reads every CTA's chunk from shared memory
+// once; a level whose crossing bin holds one token ends the descent through find_single_key
+// (at vocab 128K and distinct logits that is after 2 or 3 levels, not 5).
+__device__ uint64_t descend(Shared& sh, const cg::cluster_group& cluster, const Chunk& c,
+                            const KeptSet& set, const Weighting& w, const Descent& d, int slot) {
+    const int total_bits = c.layout.total_bits;
+    const bool use_mass = d.target != Target::kCount;
+    const bool need_weight = use_mass || set.min_weight > 0.0f;
+    const int num_pieces = use_mass ? c.layout.num_pieces : 0;
+    const int t = static_cast<int>(threadIdx.x);
+    uint64_t prefix = 0;
+    uint64_t value_above = 0;
+    uint64_t target = 0;
+    for (int fixed = 0; fixed < total_bits;) {
+        const int width = min(kDigitBits, total_bits - fixed);
+        const int shift = total_bits - fixed - width;
+        for (int b = t; b < kBins; b += kThreads) {
+            sh.hist_count[b] = 0;
+#pragma unroll
+            for (int q = 0; q < kMaxPieces; ++q) sh.hist_piece[q][b] = 0;
+        }
+        __syncthreads();
+        for_each_chunk_token(c, [&](bool valid, uint64_t key, float logit, int32_t) {
+            float weight = 0.0f;
+            if (valid && need_weight) weight = weight_of(logit, w);
+            const bool take = valid && key >= set.key_lo && weight >= set.min_weight &&
+                              (key >> (shift + width)) == prefix;  // shift + width <= 63
+            const auto digit = static_cast<int>((key >> shift) & uint64_t((1 << width) - 1));
+            add_to_histogram(sh, take, digit, use_mass ? fixed_point(weight, w) : 0, num_pieces);
+        });
+        cluster.sync();  // every histogram is complete
+        reduce_slice(sh, cluster, num_pieces);
+        cluster.sync();  // every slice is summed; no CTA reads a histogram any more
+        const Crossing x =
+            cluster_crossing(sh, cluster, use_mass, d, fixed == 0, target, value_above);
+        value_above += x.value_before;
+        prefix = (prefix << width) | static_cast<uint64_t>(x.bin);
+        fixed += width;
+        if (x.bin_count == 1 && fixed < total_bits)
+            return find_single_key(sh, cluster, c, set, w, prefix, total_bits - fixed, slot);
+    }
+    return prefix;
+}
+
+__global__ void __cluster_dims__(kClusterCtas, 1, 1) __launch_bounds__(kThreads, 1)
+    sample_rows_kernel(SampleRowsParams p, KeyLayout layout, int32_t chunk_size) {
+    extern __shared__ __align__(16) unsigned char smem[];  // Shared, then f32 [chunk_size + 4]
+    Shared& sh = *reinterpret_cast<Shared*>(smem);
+    const cg::cluster_group cluster = cg::this_cluster();
+    const int t = static_cast<int>(threadIdx.x);
+    const int32_t row = static_cast<int32_t>(blockIdx.x) / kClusterCtas;
+    const int32_t begin = min(static_cast<int32_t>(cluster.block_rank()) * chunk_size, p.vocab);
+    const float* src = p.logits + int64_t{row} * p.row_stride + begin;
+    float* values = reinterpret_cast<float*>(smem + sizeof(Shared)) +
+                    (reinterpret_cast<uintptr_t>(src) / 4) % 4;  // congruent with src mod 16 B
+    const Chunk c{.values = values,
+                  .begin = begin,
+                  .size = min(chunk_size, p.vocab - begin),
+                  .vocab = p.vocab,
+                  .layout = layout};
+    load_chunk(src, values, c.size);
+    if (t < kMaxDescents) sh.found_key[t] = 0;
+    __syncthreads();
+    const RowSampling r = p.rows[row];
+    const RowStats stats = row_stats(sh, cluster, c);
+    int32_t token = stats.best.index;
+    if (r.temperature >= kGreedyTemperature && stats.num_finite > 0) {
+        const Weighting w{.max_logit = stats.max_finite,
+                          .inv_temperature = __fdiv_rn(1.0f, r.temperature),
+                          .scale = layout.weight_scale};
+        KeptSet set{.key_lo = 0, .min_weight = 0.0f};
+        if (r.top_k >= 1 && r.top_k < stats.num_finite) {
+            const Descent d{.target = Target::kCount, .count = uint64_t(r.top_k), .fraction = 0.0};
+            set.key_lo = descend(sh, cluster, c, set, w, d, 0);
+        }
+        if (r.top_p < 1.0f) {
+            const Descent d{.target = Target::kTopP, .count = 0, .fraction = double{r.top_p}};
+            set.key_lo = descend(sh, cluster, c, set, w, d, 1);
+        }
+        // The largest weight left is the top token's, exp(0) = 1, so min_p * max_weight is min_p.
+        if (r.min_p > 0.0f) set.min_weight = r.min_p;
+        const Descent d{.target = Target::kDraw, .count = 0, .fraction = r.u};
+        const int32_t drawn = key_token(descend(sh, cluster, c, set, w, d, 2), p.vocab, layout);
+        if (drawn >= 0 && drawn < p.vocab) token = drawn;
+    }
+    if (cluster.block_rank() == 0 && t == 0) p.out[row] = token;
+    cluster.sync();  // no CTA leaves while another may still read its shared memory
 }
 
 }  // namespace
@@ -452,15 +540,26 @@ Status sample_rows(const SampleRowsParams& p, cudaStream_t stream) {
     if (p.logits == nullptr) return invalid_argument("sample_rows: logits is null");
     if (p.rows == nullptr) return invalid_argument("sample_rows: rows is null");
     if (p.out == nullptr) return invalid_argument("sample_rows: out is null");
+    if (p.num_rows > INT32_MAX / kClusterCtas)
+        return invalid_argument("sample_rows: num_rows " + std::to_string(p.num_rows) +
+                                " too large");
+    const int32_t chunk_size = (p.vocab + kClusterCtas - 1) / kClusterCtas;
+    if (chunk_size > kMaxChunk) {
+        return invalid_argument("sample_rows: vocab " + std::to_string(p.vocab) + " exceeds " +
+                                std::to_string(kClusterCtas * kMaxChunk));
+    }
     const auto vocab = static_cast<uint32_t>(p.vocab);
     const auto id_bits = static_cast<int>(std::bit_width(vocab - 1));
-    const KeyLayout layout{
-        .id_bits = id_bits,
-        .total_bits = 32 + id_bits,
-        .weight_scale = std::ldexp(1.0f, 63 - static_cast<int>(std::bit_width(vocab)))};
+    const int unit_bits = 63 - static_cast<int>(std::bit_width(vocab));
+    const KeyLayout layout{.id_bits = id_bits,
+                           .total_bits = 32 + id_bits,
+                           .weight_scale = std::ldexp(1.0f, unit_bits),
+                           .num_pieces = (unit_bits + kPieceBits) / kPieceBits};
+    const size_t smem_bytes = sizeof(Shared) + (size_t(chunk_size) + 4) * sizeof(float);
     SE_CUDA_RETURN_IF_ERROR(cudaFuncSetAttribute(
-        sample_rows_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kCompactBytes));
-    sample_rows_kernel<<<p.num_rows, kThreads, kCompactBytes, stream>>>(p, layout);
+        sample_rows_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem_bytes)));
+    sample_rows_kernel<<<p.num_rows * kClusterCtas, kThreads, smem_bytes, stream>>>(p, layout,
+                                                                                    chunk_size);
     return launch_status("sample_rows");
 }
 

@@ -40,18 +40,29 @@ struct SampleRowsParams {
     int32_t vocab = 0;                  // > 0
 };
 
-// One CTA of 1024 threads per row; no full sort. Each threshold (the top-k boundary, the top-p
-// cut, the picked token) is found by a radix descent over the 64-bit canonical key (monotone key
-// of the f32 logit, then the complemented id), 11 bits per level: each level is a shared-memory
-// histogram of counts and fixed-point masses over the row, then a block scan. Once the tokens a
-// descent still needs fit in 16384 entries, they are compacted into shared memory and the further
-// levels (and the later steps, when the kept set fits) read them instead of the row.
+// A cluster of 8 CTAs (1024 threads each, sm_90 distributed shared memory) per row; no full
+// sort. CTA r copies tokens [r * chunk, (r + 1) * chunk), chunk = ceil(vocab / 8), into its shared
+// memory with 16-byte loads (vocab up to 8 * 40960 = 327680; larger is an invalid argument), and
+// every later pass reads that copy: the row crosses device memory once. Each threshold (the top-k
+// boundary, the top-p cut, the picked token) is found by a radix descent over the 64-bit canonical
+// key (monotone key of the f32 logit, then the complemented id), 11 bits per level: each CTA
+// histograms its chunk (counts and fixed-point masses, warp-aggregated 32-bit shared atomics),
+// the cluster sums the histograms through distributed shared memory, and every CTA scans the same
+// sums. A descent stops as soon as its bin holds one token (after 2 or 3 of the 5 levels unless
+// logits tie).
+// Needs no workspace.
 //
-// Predicted cost at vocab 128256 (H200, rows on separate SMs, so up to 132 rows cost as one):
-// each pass over a row from L2 moves 512 KB into one SM, about 5 us at ~100 GB/s per SM, plus
-// the shared-memory atomics of the histogram. Greedy: 1 pass, ~5 us. Temperature only: 3 passes
-// (max, then 2 levels of the pick before the compaction), ~15-20 us. top_k=50: 3 passes, ~15 us.
-// top_p=0.9 (+min_p): 3 to 5 passes, ~15-30 us. bench/cuda_sample_rows_bench.cc measures it.
+// Predicted cost at vocab 128256 on the H200 (bench/cuda_sample_rows_bench.cc measures it; the
+// times include the ~2-3 us from launch to start that the events see):
+//   load: 64 KB per SM, 4 x 16-byte loads in flight per thread, ~1-2 us from L2 or HBM;
+//   row stats: one pass over the shared copy + one cluster barrier, ~1 us;
+//   each descent level: a pass over the copy (16 tokens a thread, an expf each for masses), two
+//   cluster barriers, 24 KB of distributed shared memory read per CTA, a 256-bin scan, ~3 us;
+//   ending a descent early: a pass + one barrier, ~1 us.
+//   1 row:  greedy ~5 us; temperature ~10 us peaked, ~15 us flat (1 descent of 2-3 levels);
+//           top_k=50 ~15 / 18 us (2 descents); top_p=0.9 (+ min_p) ~15 / 22 us (2 descents).
+//   64 rows: 512 CTAs of one SM each (1024 threads x 64 registers fill its register file), 16
+//           clusters a wave: 4 waves, ~4x one row (greedy ~20 us, the others ~40-90 us).
 Status sample_rows(const SampleRowsParams& p, cudaStream_t stream);
 
 }  // namespace se::cuda
