@@ -313,7 +313,7 @@ TEST_F(GemvArgsTest, NamesWhatIsWrong) {
     expect_invalid(p, "m is 0");
     p = valid();
     p.m = kGemvMaxRows + 1;
-    expect_invalid(p, "m is 9");
+    expect_invalid(p, "m is " + std::to_string(kGemvMaxRows + 1));
     p = valid();
     p.k = 60;
     expect_invalid(p, "k is 60, not a multiple of 8");
