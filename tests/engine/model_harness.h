@@ -22,6 +22,7 @@ class ModelHarness {
                  const std::string& device = "cpu", bool enforce_eager = false);
 
     const ModelConfig& config() const { return loaded_.config; }
+    Ops& ops() const { return *ops_; }
 
     // Runs the prompts through prefill in chunks of at most `chunk` tokens per sequence per step
     // (all prompts in every step: a ragged batch) and returns, per prompt, the logits of every

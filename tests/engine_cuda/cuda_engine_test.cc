@@ -26,6 +26,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "backend/cuda/cuda_ops.h"
 #include "engine/engine.h"
 #include "golden_fixture.h"
 #include "model/model_resolver.h"
@@ -206,7 +207,9 @@ TEST(CudaEngineTest, GraphReplayEqualsEagerThroughTheEngine) {
 // Step by step: the 5 prompts and a long one (its KV crosses from the 256 bucket into the 512
 // one), each decoding its own number of tokens, so that the batch shrinks from 6 sequences to 1
 // and every size is warmed up, captured and replayed. Every step's logits must equal the eager
-// run's bit for bit.
+// run's bit for bit. Decode steps j = 1..63 hold 6 sequences up to j = 11, then 5, 4 (from 16),
+// 3 (24), 2 (40), 1 (48..63); the long one's KV passes 256 at j = 17: 7 keys, of which 6 run at
+// least twice (captured) and give 50 replays.
 TEST(CudaEngineTest, GraphReplayEqualsEagerAsTheBatchShrinks) {
     std::vector<std::vector<int32_t>> prompts = five_prompts();
     std::vector<int32_t> long_prompt;
@@ -220,6 +223,11 @@ TEST(CudaEngineTest, GraphReplayEqualsEagerAsTheBatchShrinks) {
     ModelHarness graphs(default_model_path(), 2, 16, "cuda");
     const auto want = eager.greedy_logits(prompts, num_tokens);
     const auto got = graphs.greedy_logits(prompts, num_tokens);
+    const auto* cuda_ops = dynamic_cast<const cuda::CudaOps*>(&graphs.ops());
+    ASSERT_NE(cuda_ops, nullptr);
+    EXPECT_EQ(cuda_ops->graph_stats().captures, 6);
+    EXPECT_EQ(cuda_ops->graph_stats().replays, 50);
+    EXPECT_EQ(dynamic_cast<const cuda::CudaOps&>(eager.ops()).graph_stats().captures, 0);
     const int64_t vocab = eager.config().vocab_size;
     for (size_t i = 0; i < prompts.size(); ++i) {
         ASSERT_EQ(want[i].size(), static_cast<size_t>(num_tokens[i] * vocab));

@@ -87,6 +87,9 @@ class CudaOps final : public Ops {
     void move_kv(const PagedKvCache& cache, std::span<const int64_t> from,
                  std::span<const int64_t> to) override;
     bool samples_on_device() const override { return true; }
+
+    // Decode steps captured and replayed so far (zeros without graphs).
+    DecodeGraphStats graph_stats() const { return graphs_ ? graphs_->stats() : DecodeGraphStats{}; }
     Status sample(const TensorView& logits, std::span<const LogitEdit> edits,
                   std::span<const RowSampling> rows, std::span<int32_t> tokens) override;
 

@@ -29,6 +29,7 @@ Status DecodeGraphs::end_forward(const StagingTrace& trace, cudaStream_t stream)
             SE_ASSIGN_OR_RETURN(CudaGraphExec exec, CudaGraphExec::end_capture(stream));
             const Graph& graph =
                 graphs_.insert(*key_, Graph{.exec = std::move(exec), .trace = trace});
+            ++stats_.captures;
             return graph.exec.launch(stream);
         }
         case StepMode::kReplay: {
@@ -39,6 +40,7 @@ Status DecodeGraphs::end_forward(const StagingTrace& trace, cudaStream_t stream)
                      "decode graph of %d tokens, KV bucket %d: the replay staged its inputs "
                      "unlike the capture (%s)",
                      key_->num_tokens, key_->kv_bucket, diff.c_str());
+            ++stats_.replays;
             return graph->exec.launch(stream);
         }
     }

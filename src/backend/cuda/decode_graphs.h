@@ -27,6 +27,12 @@
 
 namespace se::cuda {
 
+// Steps run each way since start-up: what tests check to know that graphs were used.
+struct DecodeGraphStats {
+    int64_t captures = 0;
+    int64_t replays = 0;
+};
+
 enum class StepMode : uint8_t {
     kEager,    // ops launch their kernels
     kCapture,  // ops launch into the graph the stream is capturing
@@ -61,6 +67,7 @@ class DecodeGraphs {
     void invalidate();
 
     size_t num_graphs() const { return graphs_.size(); }
+    const DecodeGraphStats& stats() const { return stats_; }
 
   private:
     struct Graph {
@@ -73,6 +80,7 @@ class DecodeGraphs {
     std::set<DecodeGraphKey> warmed_;  // keys that ran eagerly since the last invalidate
     StepMode mode_ = StepMode::kEager;
     std::optional<DecodeGraphKey> key_;
+    DecodeGraphStats stats_;
 };
 
 }  // namespace se::cuda
