@@ -13,6 +13,7 @@
 #include "backend/backend_memory.h"
 #include "backend/kv_layout.h"
 #include "backend/sampling_rows.h"
+#include "backend/step_shape.h"
 #include "core/check.h"
 #include "core/tensor_view.h"
 
@@ -58,9 +59,14 @@ class Ops : public BackendMemory {
     // v, attention output, MLP activations): what matmul reads and writes.
     virtual DType activation_dtype() const { return DType::kF32; }
 
-    // A forward pass starts: host-side inputs of the previous one (ids, positions, slots, KV
-    // metadata) are no longer read.
-    virtual void begin_step() {}
+    // A forward pass of this shape starts: host-side inputs of the previous one (ids, positions,
+    // slots, KV metadata) are no longer read. Optional (the default does nothing).
+    virtual void begin_step(const StepShape& shape) {}
+
+    // The forward pass begun last has issued its last op (the logits are written once the
+    // backend gets there); what follows (sampling, copies) is outside it. Called by whoever
+    // called begin_step, once per begin_step. Optional (the default does nothing).
+    virtual void end_forward() {}
 
     // Whether this backend's kernels read KV this way (an unsupported kind fails at start-up).
     virtual bool reads(KvReadKind kind) const { return true; }

@@ -19,6 +19,7 @@ struct EngineFlags {
     std::string served_model_name;
     std::string device = "auto";
     float gpu_memory_utilization = 0.9f;
+    bool enforce_eager = false;
     std::string kv_cache_memory = "auto";
     std::string kv_cache_dtype = "auto";
     std::string sparse_method = "dense";

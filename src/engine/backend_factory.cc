@@ -20,7 +20,8 @@ Expected<std::unique_ptr<Ops>> create_cuda(const BackendRequest& request) {
                                       .block_size = request.block_size,
                                       .num_heads = request.num_heads,
                                       .head_dim = request.head_dim,
-                                      .time_ops = request.time_ops});
+                                      .time_ops = request.time_ops,
+                                      .graphs = !request.enforce_eager});
     if (!ops.ok()) {
         return failed_precondition(
             fmt::format("--device cuda: no usable GPU ({})", ops.status().to_string()));

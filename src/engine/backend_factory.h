@@ -22,6 +22,7 @@ struct BackendRequest {
     int32_t num_heads = 0;  // the model's query heads and head_dim (cuda: decode workspace)
     int32_t head_dim = 0;
     bool time_ops = false;  // cuda: device time per op kind, printed at exit (SE_CUDA_OP_TIMES=1)
+    bool enforce_eager = false;  // cuda: no CUDA graphs (--enforce-eager)
 };
 
 // invalid_argument for an unknown device name; failed_precondition naming why when cuda was asked

@@ -19,7 +19,8 @@ struct EngineConfig {
     std::string served_model_name;        // --served-model-name (metrics label; default: the path)
     std::string device = "cpu";           // --device: auto | cpu | cuda (backend_factory.h)
     float gpu_memory_utilization = 0.9f;  // --gpu-memory-utilization: share of the GPU's memory
-    bool time_ops = false;  // GPU: device time per op kind at exit (SE_CUDA_OP_TIMES=1)
+    bool time_ops = false;       // GPU: device time per op kind at exit (SE_CUDA_OP_TIMES=1)
+    bool enforce_eager = false;  // --enforce-eager: GPU decode steps without CUDA graphs
     // --kv-cache-memory; 0: 4 GiB on the CPU, on a GPU what --gpu-memory-utilization leaves
     // after weights and activations.
     int64_t kv_cache_memory_bytes = 0;

@@ -101,7 +101,8 @@ Status Engine::init_backend() {
                                               .block_size = config_.block_size,
                                               .num_heads = loaded_.config.num_heads,
                                               .head_dim = loaded_.config.head_dim,
-                                              .time_ops = config_.time_ops}));
+                                              .time_ops = config_.time_ops,
+                                              .enforce_eager = config_.enforce_eager}));
     if (ops_->host_memory()) return {};
     // The weights move to the device once; the host copy goes (an 8B model is 16 GB).
     SE_ASSIGN_OR_RETURN(

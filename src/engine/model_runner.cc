@@ -9,6 +9,7 @@ Expected<StepLogits> ModelRunner::execute(const ScheduledStep& step) {
     positions_.clear();
     logit_rows_.clear();
     StepLogits out;
+    StepShape shape{.num_seqs = static_cast<int32_t>(step.seqs.size()), .decode = true};
     int32_t row = 0;
     for (size_t i = 0; i < step.seqs.size(); ++i) {
         Sequence* seq = step.seqs[i];
@@ -19,6 +20,8 @@ Expected<StepLogits> ModelRunner::execute(const ScheduledStep& step) {
             positions_.push_back(t);
         }
         row += planned.num_new_tokens;
+        shape.max_kv_len = std::max(shape.max_kv_len, first + planned.num_new_tokens);
+        shape.decode = shape.decode && planned.num_new_tokens == 1 && planned.samples;
         if (planned.samples) {
             logit_rows_.push_back(row - 1);
             out.seqs.push_back(seq);
@@ -31,7 +34,11 @@ Expected<StepLogits> ModelRunner::execute(const ScheduledStep& step) {
     out.logits = TensorView{DType::kF32, host_logits_.data(), num_rows, vocab};
 
     SE_RETURN_IF_ERROR(controller_.begin_step(step.plan));
-    model_.forward({.token_ids = token_ids_, .positions = positions_, .logit_rows = logit_rows_},
+    shape.num_tokens = row;
+    model_.forward({.token_ids = token_ids_,
+                    .positions = positions_,
+                    .logit_rows = logit_rows_,
+                    .shape = shape},
                    controller_, device_logits);
     controller_.end_step();
     Ops& ops = model_.ops();

@@ -90,7 +90,10 @@ void DecoderModel::forward(const ForwardBatch& batch, LayerAttention& attention,
     for (TensorView* v : {&a.x, &a.h, &a.q, &a.k, &a.v, &a.attn, &a.proj, &a.gate, &a.up}) {
         v->rows = n;
     }
-    ops_.begin_step();
+    // The model brackets its own ops, so every caller of forward (engine, tests) gets the pair.
+    StepShape shape = batch.shape;
+    shape.num_tokens = static_cast<int32_t>(n);
+    ops_.begin_step(shape);
     ops_.embedding(batch.token_ids, weights_.embed, a.x);
     ops_.rms_norm(a.x, weights_.layers[0].input_norm, config_.rms_norm_eps, a.h);
     for (int32_t layer = 0; layer < config_.num_layers; ++layer) {
@@ -99,6 +102,7 @@ void DecoderModel::forward(const ForwardBatch& batch, LayerAttention& attention,
         attention.on_layer_end(layer);
     }
     lm_head(batch, logits);
+    ops_.end_forward();
 }
 
 void DecoderModel::attention_block(int32_t layer, const ForwardBatch& batch,

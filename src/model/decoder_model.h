@@ -29,7 +29,9 @@ class DecoderModel {
     Status reserve(int64_t max_tokens, int64_t max_logit_rows);
 
     // Runs every layer over batch.token_ids and writes
-    // logits f32 [batch.logit_rows.size(), vocab] (in the backend's memory).
+    // logits f32 [batch.logit_rows.size(), vocab] (in the backend's memory), between
+    // Ops::begin_step(batch.shape) and Ops::end_forward(): the logits are ready once the backend
+    // has run what was issued (its next synchronising copy).
     void forward(const ForwardBatch& batch, LayerAttention& attention, TensorView logits);
 
   private:

@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <span>
 
+#include "backend/step_shape.h"
+
 namespace se {
 
 struct ForwardBatch {
@@ -11,6 +13,7 @@ struct ForwardBatch {
     std::span<const int32_t> positions;  // i32 [n] logical positions, for RoPE
     // Rows of the step whose logits are wanted (usually the last token of each sequence).
     std::span<const int32_t> logit_rows;  // i32 [num_logit_rows]
+    StepShape shape = {};  // for Ops::begin_step; the default says nothing beyond the spans
 };
 
 }  // namespace se

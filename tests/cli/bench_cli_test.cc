@@ -83,5 +83,12 @@ TEST(BenchCliTest, DecodeWindowNeedsABatch) {
     EXPECT_NE(bad.err.find("WARMUP:STEPS"), std::string::npos) << bad.err;
 }
 
+// --enforce-eager is an engine flag every command takes; on the CPU it changes nothing.
+TEST(BenchCliTest, EnforceEagerParses) {
+    const nlohmann::json out = bench_json({"-p", "8", "-n", "2", "--enforce-eager"});
+    ASSERT_TRUE(out.is_array()) << out;
+    EXPECT_EQ(out.size(), 2u);
+}
+
 }  // namespace
 }  // namespace se::testing

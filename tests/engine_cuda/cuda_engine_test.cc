@@ -15,12 +15,18 @@
 // continuations part ways legitimately. Seen on the H200: prompts 0 and 3 part at margins of 0.038
 // and 0.044 logits; the other three match for all 64 tokens. A wrong kernel parts at a confident
 // token and fails.
+//
+// CUDA graphs: decode steps replayed from graphs run the kernels the eager steps run, with the
+// same launch scalars wherever they pick the same attention partition (decode_graph_key.h), which
+// they do at these batch sizes; so graphs against --enforce-eager must agree bit for bit, in the
+// logits of every step and in the tokens.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 
+#include "backend/cuda/cuda_ops.h"
 #include "engine/engine.h"
 #include "golden_fixture.h"
 #include "model/model_resolver.h"
@@ -102,12 +108,18 @@ TEST(CudaEngineTest, PrefillLogitsMatchTheCpuBackend) {
     }
 }
 
-std::vector<RequestOutput> generate_greedy(const std::string& device,
-                                           const std::vector<std::vector<int32_t>>& prompts,
-                                           bool with_logprobs) {
+struct GreedyRun {
+    std::string device;
+    bool with_logprobs = false;
+    bool enforce_eager = false;
+};
+
+std::vector<RequestOutput> generate_greedy(const GreedyRun& run,
+                                           const std::vector<std::vector<int32_t>>& prompts) {
     EngineConfig config;
     config.load.model = default_model_path();
-    config.device = device;
+    config.device = run.device;
+    config.enforce_eager = run.enforce_eager;
     config.sparse_method = "dense";
     config.kv_cache_memory_bytes = int64_t{256} << 20;
     config.num_threads = 2;
@@ -117,13 +129,14 @@ std::vector<RequestOutput> generate_greedy(const std::string& device,
     params.temperature = 0.0f;
     params.ignore_eos = true;
     params.max_tokens = 64;
-    if (with_logprobs) params.logprobs = 2;
+    if (run.with_logprobs) params.logprobs = 2;
     auto out = (*engine)->generate(prompts, params);
     SE_CHECK(out.ok(), "%s", out.status().to_string().c_str());
     return std::move(out).value();
 }
 
-TEST(CudaEngineTest, GreedyTokensMatchTheCpuBackend) {
+// The golden prompts and two more: the 5 prompts of the greedy tests.
+std::vector<std::vector<int32_t>> five_prompts() {
     std::vector<std::vector<int32_t>> prompts = golden_prompts();
     {
         EngineConfig config;
@@ -131,16 +144,21 @@ TEST(CudaEngineTest, GreedyTokensMatchTheCpuBackend) {
         config.sparse_method = "dense";
         config.kv_cache_memory_bytes = int64_t{16} << 20;
         auto engine = Engine::create(config);
-        ASSERT_TRUE(engine.ok()) << engine.status().to_string();
+        SE_CHECK(engine.ok(), "%s", engine.status().to_string().c_str());
         for (const char* text : {"The three primary colors are", "def fibonacci(n):"}) {
             auto ids = (*engine)->tokenizer().encode(text);
-            ASSERT_TRUE(ids.ok());
+            SE_CHECK(ids.ok());
             prompts.push_back(ids.value());
         }
     }
+    return prompts;
+}
+
+TEST(CudaEngineTest, GreedyTokensMatchTheCpuBackend) {
+    const std::vector<std::vector<int32_t>> prompts = five_prompts();
     ASSERT_EQ(prompts.size(), 5u);
-    const auto want = generate_greedy("cpu", prompts, true);
-    const auto got = generate_greedy("cuda", prompts, false);
+    const auto want = generate_greedy({.device = "cpu", .with_logprobs = true}, prompts);
+    const auto got = generate_greedy({.device = "cuda"}, prompts);
     int32_t matched = 0;
     for (size_t i = 0; i < prompts.size(); ++i) {
         ASSERT_EQ(got[i].token_ids.size(), 64u);
@@ -162,6 +180,66 @@ TEST(CudaEngineTest, GreedyTokensMatchTheCpuBackend) {
     }
     std::printf("%d of %zu greedy tokens identical before the first near-tie\n", matched,
                 64 * prompts.size());
+}
+
+// The whole engine with graphs (the default) and with --enforce-eager: the same 64 tokens of
+// every prompt, and the same top logprobs (computed from each step's logits) bit for bit.
+TEST(CudaEngineTest, GraphReplayEqualsEagerThroughTheEngine) {
+    const std::vector<std::vector<int32_t>> prompts = five_prompts();
+    const auto eager =
+        generate_greedy({.device = "cuda", .with_logprobs = true, .enforce_eager = true}, prompts);
+    const auto graphs = generate_greedy({.device = "cuda", .with_logprobs = true}, prompts);
+    ASSERT_EQ(graphs.size(), eager.size());
+    for (size_t i = 0; i < prompts.size(); ++i) {
+        EXPECT_EQ(graphs[i].token_ids, eager[i].token_ids) << "prompt " << i;
+        ASSERT_EQ(graphs[i].logprobs.size(), eager[i].logprobs.size());
+        for (size_t t = 0; t < eager[i].logprobs.size(); ++t) {
+            const auto got = graphs[i].logprobs[t].top_logprobs();
+            const auto want = eager[i].logprobs[t].top_logprobs();
+            ASSERT_EQ(got.size(), want.size());
+            for (size_t k = 0; k < want.size(); ++k) {
+                EXPECT_EQ(got[k].logprob, want[k].logprob) << "prompt " << i << " token " << t;
+            }
+        }
+    }
+}
+
+// Step by step: the 5 prompts and a long one (its KV crosses from the 256 bucket into the 512
+// one), each decoding its own number of tokens, so that the batch shrinks from 6 sequences to 1
+// and every size is warmed up, captured and replayed. Every step's logits must equal the eager
+// run's bit for bit. Decode steps j = 1..63 hold 6 sequences up to j = 11, then 5, 4 (from 16),
+// 3 (24), 2 (40), 1 (48..63); the long one's KV passes 256 at j = 17: 7 keys, of which 6 run at
+// least twice (captured) and give 50 replays.
+TEST(CudaEngineTest, GraphReplayEqualsEagerAsTheBatchShrinks) {
+    std::vector<std::vector<int32_t>> prompts = five_prompts();
+    std::vector<int32_t> long_prompt;
+    while (long_prompt.size() < 240) {
+        for (const auto& p : prompts) long_prompt.insert(long_prompt.end(), p.begin(), p.end());
+    }
+    long_prompt.resize(240);
+    prompts.push_back(long_prompt);
+    const std::vector<int32_t> num_tokens = {64, 40, 24, 16, 12, 48};
+    ModelHarness eager(default_model_path(), 2, 16, "cuda", /*enforce_eager=*/true);
+    ModelHarness graphs(default_model_path(), 2, 16, "cuda");
+    const auto want = eager.greedy_logits(prompts, num_tokens);
+    const auto got = graphs.greedy_logits(prompts, num_tokens);
+    const auto* cuda_ops = dynamic_cast<const cuda::CudaOps*>(&graphs.ops());
+    ASSERT_NE(cuda_ops, nullptr);
+    EXPECT_EQ(cuda_ops->graph_stats().captures, 6);
+    EXPECT_EQ(cuda_ops->graph_stats().replays, 50);
+    EXPECT_EQ(dynamic_cast<const cuda::CudaOps&>(eager.ops()).graph_stats().captures, 0);
+    const int64_t vocab = eager.config().vocab_size;
+    for (size_t i = 0; i < prompts.size(); ++i) {
+        ASSERT_EQ(want[i].size(), static_cast<size_t>(num_tokens[i] * vocab));
+        ASSERT_EQ(got[i].size(), want[i].size());
+        for (int32_t t = 0; t < num_tokens[i]; ++t) {
+            const float* g = &got[i][t * vocab];
+            const float* w = &want[i][t * vocab];
+            EXPECT_TRUE(std::equal(g, g + vocab, w))
+                << "prompt " << i << " token " << t << ": max |diff| "
+                << max_abs_diff(g, w, static_cast<size_t>(vocab));
+        }
+    }
 }
 
 }  // namespace

@@ -103,7 +103,12 @@ CudaOps::CudaOps(CudaOpsOptions options, CudaStream stream, Gemm gemm, StepStagi
       stream_(std::move(stream)),
       gemm_(std::move(gemm)),
       staging_(std::move(staging)),
-      times_(options.time_ops ? std::make_unique<OpTimes>() : nullptr) {}
+      times_(options.time_ops ? std::make_unique<OpTimes>() : nullptr) {
+    if (options.graphs && !options.time_ops) {
+        graphs_ = std::make_unique<DecodeGraphs>(DecodeGraphsOptions{
+            .max_model_len = options.max_model_len, .max_seqs = options.max_seqs});
+    }
+}
 
 CudaOps::~CudaOps() {
     if (times_ && times_->collect().ok()) fmt::print(stderr, "{}", times_->summary());
@@ -117,11 +122,37 @@ CudaOps::Timed::~Timed() {
     if (ops_.times_) must(ops_.times_->end(ops_.stream_.get()));
 }
 
-void CudaOps::begin_step() {
-    staging_.begin_step();
+void CudaOps::begin_step(const StepShape& shape) {
+    if (!graphs_) {
+        staging_.begin_step(StagingSend::kQueue);
+        return;
+    }
+    if (staging_.arena_version() != graphs_arena_version_) invalidate_graphs();
+    must(graphs_->begin_step(shape, stream_.get()));
+    staging_.begin_step(replaying() ? StagingSend::kHostOnly : StagingSend::kQueue);
+}
+
+void CudaOps::end_forward() {
+    if (!graphs_) return;
+    must(graphs_->end_forward(staging_.trace(), stream_.get()));
+    staging_.set_send(StagingSend::kQueue);
+}
+
+void CudaOps::check_eager(const char* what) const {
+    SE_CHECK(!graphs_ || graphs_->mode() == StepMode::kEager,
+             "cuda backend: %s inside a decode step captured or replayed as a CUDA graph", what);
+}
+
+void CudaOps::invalidate_graphs() {
+    if (!graphs_) return;
+    graphs_->invalidate();
+    graphs_arena_version_ = staging_.arena_version();
 }
 
 Expected<BackendBuffer> CudaOps::allocate(size_t bytes) {
+    check_eager("allocate");
+    // The new buffer may replace one a graph reads (an activation that grew).
+    invalidate_graphs();
     SE_ASSIGN_OR_RETURN(DeviceBuffer buffer, DeviceBuffer::allocate(bytes));
     if (bytes > 0) {
         // On this backend's stream, and finished before the memory is handed out: a plain
@@ -143,6 +174,7 @@ Expected<BackendBuffer> CudaOps::allocate_host(size_t bytes) {
 }
 
 Status CudaOps::copy_from_host(void* dst, const void* src, size_t bytes) {
+    check_eager("copy_from_host");
     if (bytes == 0) return {};
     SE_CUDA_RETURN_IF_ERROR(
         cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream_.get()));
@@ -150,6 +182,7 @@ Status CudaOps::copy_from_host(void* dst, const void* src, size_t bytes) {
 }
 
 Status CudaOps::copy_to_host(void* dst, const void* src, size_t bytes) {
+    check_eager("copy_to_host");
     if (bytes > 0) {
         SE_CUDA_RETURN_IF_ERROR(
             cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream_.get()));
@@ -171,6 +204,7 @@ void CudaOps::embedding(std::span<const int32_t> ids, const ConstTensorView& tab
     const Timed timed(*this, "embedding");
     SE_CHECK(y.dtype == DType::kF32 && y.rows == static_cast<int64_t>(ids.size()));
     const int32_t* device_ids = must(staging_.upload(ids, stream_.get()));
+    if (replaying()) return;
     must(cuda::embedding({.ids = device_ids,
                           .table = bf16_data(table, "embedding table"),
                           .out = y.f32(),
@@ -210,7 +244,7 @@ void CudaOps::run_projections(const char* op, const ConstTensorView& x,
                  y.rows, y.cols);
         SE_CHECK(y.dtype == DType::kBF16 || y.dtype == DType::kF32);
     }
-    if (x.rows == 0) return;
+    if (x.rows == 0 || replaying()) return;
     // A decode step's few rows: the weights stream once, every projection of x in one launch.
     if (x.rows <= kGemvMaxRows && ws.size() <= static_cast<size_t>(kGemvMaxSegments)) {
         GemvParams p{.x = bf16_data(x, "matmul input"),
@@ -245,6 +279,7 @@ void CudaOps::run_projections(const char* op, const ConstTensorView& x,
 
 void CudaOps::add_bias(TensorView y, const ConstTensorView& bias) {
     const Timed timed(*this, "add_bias");
+    if (replaying()) return;
     must(cuda::add_bias({.y = bf16_data(y, "add_bias output"),
                          .bias = f32_data(bias, "bias"),
                          .row_stride = y.cols,
@@ -256,6 +291,7 @@ void CudaOps::add_bias(TensorView y, const ConstTensorView& bias) {
 void CudaOps::add(TensorView y, const ConstTensorView& x) {
     const Timed timed(*this, "residual_add");
     SE_CHECK(y.dtype == DType::kF32 && y.rows == x.rows && y.cols == x.cols);
+    if (replaying()) return;
     must(residual_add({.residual = y.f32(),
                        .x = bf16_data(x, "residual add input"),
                        .x_stride = x.cols,
@@ -269,6 +305,7 @@ void CudaOps::rms_norm(const ConstTensorView& x, const ConstTensorView& weight, 
     const Timed timed(*this, "rms_norm");
     // The fused kernel with nothing to add: residual is only read.
     SE_CHECK(x.rows == y.rows && x.cols == y.cols);
+    if (replaying()) return;
     must(cuda::add_rms_norm({.residual = const_cast<float*>(f32_data(x, "rms_norm input")),
                              .x = nullptr,
                              .weight = f32_data(weight, "norm weight"),
@@ -286,6 +323,7 @@ void CudaOps::rms_norm_rows(const ConstTensorView& x, std::span<const int32_t> r
     for (const int32_t row : rows) SE_CHECK(row >= 0 && row < x.rows, "row %d of %ld", row, x.rows);
     if (rows.empty()) return;
     const int32_t* device_rows = must(staging_.upload(rows, stream_.get()));
+    if (replaying()) return;
     must(cuda::add_rms_norm({.residual = const_cast<float*>(f32_data(x, "rms_norm input")),
                              .x = nullptr,
                              .weight = f32_data(weight, "norm weight"),
@@ -302,6 +340,7 @@ void CudaOps::add_rms_norm(TensorView residual, const ConstTensorView& x,
     const Timed timed(*this, "add_rms_norm");
     SE_CHECK(residual.dtype == DType::kF32 && residual.rows == x.rows && residual.cols == x.cols &&
              y.rows == x.rows && y.cols == x.cols);
+    if (replaying()) return;
     must(cuda::add_rms_norm({.residual = residual.f32(),
                              .x = bf16_data(x, "residual add input"),
                              .weight = f32_data(weight, "norm weight"),
@@ -316,6 +355,7 @@ void CudaOps::head_rms_norm(TensorView x, int32_t head_dim, const ConstTensorVie
                             float eps) {
     const Timed timed(*this, "head_rms_norm");
     SE_CHECK(head_dim > 0 && x.cols % head_dim == 0);
+    if (replaying()) return;
     must(cuda::head_rms_norm({.x = bf16_data(x, "head_rms_norm input"),
                               .weight = f32_data(weight, "head norm weight"),
                               .row_stride = x.cols,
@@ -341,6 +381,7 @@ void CudaOps::rope(TensorView x, std::span<const int32_t> positions, const RopeA
     SE_CHECK(static_cast<int64_t>(positions.size()) == x.rows && x.cols % args.head_dim == 0);
     const float* inv_freq = device_inv_freq(args.inv_freq);
     const int32_t* device_positions = must(staging_.upload(positions, stream_.get()));
+    if (replaying()) return;
     must(cuda::rope({.q = bf16_data(x, "rope input"),
                      .k = nullptr,
                      .positions = device_positions,
@@ -363,6 +404,7 @@ void CudaOps::qk_norm_rope(TensorView q, TensorView k, std::span<const int32_t> 
              q.cols % args.head_dim == 0 && k.cols % args.head_dim == 0);
     const float* inv_freq = device_inv_freq(args.inv_freq);
     const int32_t* device_positions = must(staging_.upload(positions, stream_.get()));
+    if (replaying()) return;
     must(cuda::qk_norm_rope(
         {.q = bf16_data(q, "rope q"),
          .k = bf16_data(k, "rope k"),
@@ -385,6 +427,7 @@ void CudaOps::qk_norm_rope(TensorView q, TensorView k, std::span<const int32_t> 
 void CudaOps::silu_mul(const ConstTensorView& gate, const ConstTensorView& up, TensorView y) {
     const Timed timed(*this, "silu_mul");
     SE_CHECK(gate.rows == y.rows && up.rows == y.rows && gate.cols == y.cols && up.cols == y.cols);
+    if (replaying()) return;
     must(cuda::silu_mul({.gate = bf16_data(gate, "silu_mul gate"),
                          .up = bf16_data(up, "silu_mul up"),
                          .out = bf16_data(y, "silu_mul output"),
@@ -403,6 +446,7 @@ void CudaOps::store_kv(const ConstTensorView& k, const ConstTensorView& v, const
     SE_CHECK(k.rows == static_cast<int64_t>(write.slots.size()) && v.rows == k.rows &&
              k.cols == layout.entry_elems() && v.cols == k.cols);
     const int64_t* slots = must(staging_.upload(write.slots, stream_.get()));
+    if (replaying()) return;
     must(cuda::store_kv({.k = bf16_data(k, "store_kv k"),
                          .v = bf16_data(v, "store_kv v"),
                          .slots = slots,
@@ -430,6 +474,16 @@ const CudaOps::SeqMetadata& CudaOps::metadata(const PagedKvRead& kv) {
         meta.max_q_len = std::max(meta.max_q_len, seq.q_len);
         meta.max_kv_len = std::max(meta.max_kv_len, seq.kv_len);
         meta.decode_rows = meta.decode_rows && seq.q_len == 1 && seq.q_start == s;
+    }
+    // A graph step's tables have the width of a max_model_len sequence, whatever this step's
+    // longest table is: the stride is a launch scalar the graph keeps (decode_graph_key.h).
+    if (graphs_ && graphs_->key()) {
+        const int32_t fixed =
+            decode_table_stride(options_.max_model_len, kv.cache->layout.block_size);
+        SE_CHECK(stride <= fixed,
+                 "cuda backend: a block table of %d entries, beyond max_model_len %d", stride,
+                 options_.max_model_len);
+        stride = fixed;
     }
     meta.table_stride = stride;
     const int64_t ints = num_seqs * (3 + stride);
@@ -465,8 +519,10 @@ const CudaOps::SeqMetadata& CudaOps::metadata(const PagedKvRead& kv) {
 float* CudaOps::decode_workspace(int64_t floats) {
     const auto bytes = static_cast<size_t>(floats) * sizeof(float);
     if (decode_workspace_.size_bytes() < bytes) {
-        // Kernels queued earlier may still read the old workspace.
+        check_eager("growing the decode workspace");
+        // Kernels queued earlier may still read the old workspace, and graphs hold its address.
         must(stream_.synchronize());
+        invalidate_graphs();
         decode_workspace_ = must(DeviceBuffer::allocate(bytes));
     }
     return decode_workspace_.as<float>();
@@ -482,10 +538,22 @@ void CudaOps::attention(const ConstTensorView& q, const PagedKvRead& kv, const A
     if (kv.seqs.empty() || q.rows == 0) return;
     const SeqMetadata& meta = metadata(kv);
     const auto num_seqs = static_cast<int32_t>(kv.seqs.size());
+    // A graph step launches with its key's KV bucket, so that every step of the key has the
+    // same grid (partitions past a sequence's kv_len return at once).
+    const std::optional<DecodeGraphKey> key = graphs_ ? graphs_->key() : std::nullopt;
+    if (key) {
+        SE_CHECK(
+            meta.decode_rows && num_seqs == key->num_tokens && meta.max_kv_len <= key->kv_bucket,
+            "cuda backend: a decode graph step of %d tokens, KV bucket %d, attends %d "
+            "sequences of up to %d entries",
+            key->num_tokens, key->kv_bucket, num_seqs, meta.max_kv_len);
+    }
+    const int32_t max_kv_len = key ? key->kv_bucket : meta.max_kv_len;
+    if (replaying()) return;
     if (meta.decode_rows) {
         const Timed timed(*this, "decode_attention");
-        float* workspace = decode_workspace(decode_attention_workspace_floats(
-            num_seqs, args.num_heads, args.head_dim, meta.max_kv_len));
+        float* workspace = decode_workspace(
+            decode_attention_workspace_floats(num_seqs, args.num_heads, args.head_dim, max_kv_len));
         must(decode_attention({.q = bf16_data(q, "attention q"),
                                .k_blocks = static_cast<const bf16*>(cache.k_blocks),
                                .v_blocks = static_cast<const bf16*>(cache.v_blocks),
@@ -495,7 +563,7 @@ void CudaOps::attention(const ConstTensorView& q, const PagedKvRead& kv, const A
                                .workspace = workspace,
                                .q_row_stride = q.cols,
                                .block_table_stride = meta.table_stride,
-                               .max_kv_len = meta.max_kv_len,
+                               .max_kv_len = max_kv_len,
                                .num_seqs = num_seqs,
                                .num_heads = args.num_heads,
                                .num_kv_heads = args.num_kv_heads,
@@ -541,6 +609,7 @@ void CudaOps::move_kv(const PagedKvCache& cache, std::span<const int64_t> from,
     if (from.empty()) return;
     const int64_t* device_from = must(staging_.upload(from, stream_.get()));
     const int64_t* device_to = must(staging_.upload(to, stream_.get()));
+    if (replaying()) return;
     must(cuda::move_kv({.from = device_from,
                         .to = device_to,
                         .k_blocks = static_cast<bf16*>(cache.k_blocks),

@@ -2,7 +2,8 @@
 // the GEMMs (activations.h), weights bf16 (norms and biases f32), the KV cache bf16. Every kernel
 // runs on one stream in the order the model calls them; host-side inputs (ids, positions, slots,
 // block tables) go through StepStaging once per step. The host waits for the GPU only in
-// copy_to_host (the logits) and copy_from_host (weights at start-up).
+// copy_to_host (the logits) and copy_from_host (weights at start-up). With options.graphs, decode
+// steps run as CUDA graphs, one per (tokens, KV bucket) (decode_graphs.h).
 //
 // Not thread-safe: one instance per engine thread.
 #pragma once
@@ -11,6 +12,7 @@
 #include <memory>
 #include <vector>
 
+#include "backend/cuda/decode_graphs.h"
 #include "backend/cuda/device_buffer.h"
 #include "backend/cuda/gemm.h"
 #include "backend/cuda/op_times.h"
@@ -30,6 +32,9 @@ struct CudaOpsOptions {
     int32_t num_heads = 0;           // query heads; with head_dim, sizes the decode workspace
     int32_t head_dim = 0;            // (0: sized by the first launches instead)
     bool time_ops = false;           // device time per op kind, printed at exit (op_times.h)
+    // Decode steps captured and replayed as CUDA graphs (decode_graphs.h); off when time_ops is
+    // on (its events would be captured too). --enforce-eager turns it off.
+    bool graphs = true;
 };
 
 class CudaOps final : public Ops {
@@ -42,7 +47,8 @@ class CudaOps final : public Ops {
     std::string_view name() const override { return "cuda"; }
     bool reads(KvReadKind kind) const override { return kind == KvReadKind::kPaged; }
     DType activation_dtype() const override { return DType::kBF16; }
-    void begin_step() override;
+    void begin_step(const StepShape& shape) override;
+    void end_forward() override;
 
     // BackendMemory
     bool host_memory() const override { return false; }
@@ -81,6 +87,9 @@ class CudaOps final : public Ops {
     void move_kv(const PagedKvCache& cache, std::span<const int64_t> from,
                  std::span<const int64_t> to) override;
     bool samples_on_device() const override { return true; }
+
+    // Decode steps captured and replayed so far (zeros without graphs).
+    DecodeGraphStats graph_stats() const { return graphs_ ? graphs_->stats() : DecodeGraphStats{}; }
     Status sample(const TensorView& logits, std::span<const LogitEdit> edits,
                   std::span<const RowSampling> rows, std::span<int32_t> tokens) override;
 
@@ -99,6 +108,12 @@ class CudaOps final : public Ops {
         bool decode_rows = false;  // every sequence has one query row, at row = its index
     };
     const SeqMetadata& metadata(const PagedKvRead& kv);
+    // In a replayed step the ops stage their inputs and launch nothing (the graph will).
+    bool replaying() const { return graphs_ && graphs_->mode() == StepMode::kReplay; }
+    // Allocation, host waits and copies cannot be part of a graph (nor could a replay skip them).
+    void check_eager(const char* what) const;
+    // Graphs record device addresses: any that may have moved makes them all stale.
+    void invalidate_graphs();
     // sample()'s kernels; returns the device tokens, written once the stream gets there.
     Expected<const int32_t*> enqueue_sampling(const TensorView& logits,
                                               std::span<const LogitEdit> edits,
@@ -131,7 +146,9 @@ class CudaOps final : public Ops {
     uint64_t meta_generation_ = ~uint64_t{0};
     SeqMetadata meta_;
     DeviceBuffer decode_workspace_;
-    std::unique_ptr<OpTimes> times_;  // null unless options.time_ops
+    std::unique_ptr<OpTimes> times_;        // null unless options.time_ops
+    std::unique_ptr<DecodeGraphs> graphs_;  // null unless options.graphs (and not time_ops)
+    uint64_t graphs_arena_version_ = 0;     // staging_.arena_version() the graphs read
     // RoPE tables uploaded once: (host table, its device copy).
     std::vector<std::pair<const float*, DeviceBuffer>> inv_freqs_;
 };

@@ -23,9 +23,11 @@ Expected<StepStaging> StepStaging::create(size_t capacity_bytes) {
     return StepStaging(std::move(host), std::move(device));
 }
 
-void StepStaging::begin_step() {
+void StepStaging::begin_step(StagingSend send) {
     used_ = 0;
     copies_.clear();
+    trace_.clear();
+    send_ = send;
     ++generation_;
 }
 
@@ -33,13 +35,18 @@ Status StepStaging::grow(size_t at_least, cudaStream_t stream) {
     // Copies already queued read the old pinned memory and kernels read the old device memory:
     // let them finish before either goes. Step data stays valid only within a step, so this
     // happens at most a few times in a process (the arena is sized for the largest step).
+    if (send_ == StagingSend::kHostOnly) {
+        return failed_precondition("step staging: the arena would grow in a replayed graph step");
+    }
     SE_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream));
     const size_t bytes = aligned(std::max(at_least, 2 * host_.size_bytes()));
     SE_ASSIGN_OR_RETURN(host_, PinnedBuffer::allocate(bytes));
     SE_ASSIGN_OR_RETURN(device_, DeviceBuffer::allocate(bytes));
     used_ = 0;
     copies_.clear();
+    trace_.clear();
     ++generation_;
+    ++arena_version_;
     return {};
 }
 
@@ -50,12 +57,13 @@ Expected<StepStaging::Slot> StepStaging::reserve(size_t bytes, cudaStream_t stre
     Slot slot{.host = static_cast<uint8_t*>(host_.data()) + used_,
               .device = static_cast<uint8_t*>(device_.data()) + used_,
               .bytes = bytes};
+    trace_.add(used_, bytes);
     used_ += aligned(bytes);
     return slot;
 }
 
 Status StepStaging::send(const Slot& slot, cudaStream_t stream) const {
-    if (slot.bytes == 0) return {};
+    if (slot.bytes == 0 || send_ == StagingSend::kHostOnly) return {};
     SE_CUDA_RETURN_IF_ERROR(
         cudaMemcpyAsync(slot.device, slot.host, slot.bytes, cudaMemcpyHostToDevice, stream));
     return {};

@@ -7,7 +7,11 @@
 //   device       [ ids | positions | slots | metadata | ...free ]   same offsets
 //
 // begin_step() starts over: the previous step's copies have finished by then, because the step
-// ended with a synchronous copy of its logits.
+// ended with a synchronous copy of its logits (or tokens).
+//
+// A step replayed from a CUDA graph (decode_graphs.h) fills the pinned arena only
+// (StagingSend::kHostOnly): the graph's own copy nodes move it, from the offsets its capture
+// used, which trace() lets the caller check.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -20,15 +24,23 @@
 
 #include "backend/cuda/device_buffer.h"
 #include "backend/cuda/pinned_buffer.h"
+#include "backend/cuda/staging_trace.h"
 #include "core/expected.h"
 
 namespace se::cuda {
+
+enum class StagingSend : uint8_t {
+    kQueue,     // send() and upload() queue the host-to-device copies
+    kHostOnly,  // they fill the pinned arena only (a graph holds the copies)
+};
 
 class StepStaging {
   public:
     static Expected<StepStaging> create(size_t capacity_bytes);
 
-    void begin_step();
+    void begin_step(StagingSend send);
+    // Changes how the rest of the step sends (kQueue after a graph's part of the step).
+    void set_send(StagingSend send) { send_ = send; }
 
     // A device copy of `bytes` host bytes at `src`, queued on `stream`; the same (src, bytes)
     // within a step returns the first copy. Grows (after waiting for the stream) when the arena
@@ -55,6 +67,13 @@ class StepStaging {
     // that remember a device pointer keep it only while this stays the same.
     uint64_t generation() const { return generation_; }
 
+    // Changes whenever the arenas move (growth): device copies recorded in a graph stay valid
+    // only while this stays the same.
+    uint64_t arena_version() const { return arena_version_; }
+
+    // What this step has claimed so far, in order.
+    const StagingTrace& trace() const { return trace_; }
+
   private:
     StepStaging(PinnedBuffer host, DeviceBuffer device)
         : host_(std::move(host)), device_(std::move(device)) {}
@@ -64,6 +83,9 @@ class StepStaging {
     DeviceBuffer device_;
     size_t used_ = 0;
     uint64_t generation_ = 0;
+    uint64_t arena_version_ = 0;
+    StagingSend send_ = StagingSend::kQueue;
+    StagingTrace trace_;
     std::map<std::pair<const void*, size_t>, const void*> copies_;
 };
 
