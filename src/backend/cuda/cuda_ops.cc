@@ -123,6 +123,10 @@ CudaOps::Timed::~Timed() {
 }
 
 void CudaOps::begin_step(const StepShape& shape) {
+    // The staging arena is about to be rewritten from the start: the previous step's copies out
+    // of it must be done. A step that samples waited for its tokens already; a prefill chunk
+    // that samples nothing did not wait for anything.
+    must(stream_.synchronize());
     if (!graphs_) {
         staging_.begin_step(StagingSend::kQueue);
         return;

@@ -6,8 +6,9 @@
 //   pinned host  [ ids | positions | slots | metadata | ...free ]   bump-allocated per step
 //   device       [ ids | positions | slots | metadata | ...free ]   same offsets
 //
-// begin_step() starts over: the previous step's copies have finished by then, because the step
-// ended with a synchronous copy of its logits (or tokens).
+// begin_step() starts over: the caller makes sure the previous step's copies have finished
+// (CudaOps::begin_step waits for its stream: a prefill chunk that samples nothing ends without
+// any synchronous copy).
 //
 // A step replayed from a CUDA graph (decode_graphs.h) fills the pinned arena only
 // (StagingSend::kHostOnly): the graph's own copy nodes move it, from the offsets its capture
