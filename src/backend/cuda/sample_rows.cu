@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 
+#include "backend/cuda/argmax_order.cuh"
 #include "backend/cuda/cuda_status.h"
 #include "backend/cuda/sample_rows.h"
 
@@ -109,19 +110,6 @@ struct KeptSet {
     float min_weight;
 };
 
-struct Candidate {  // argmax.cu's order: the larger number, NaN below all, then the lower index
-    float value;
-    int32_t index;
-};
-
-__device__ __forceinline__ bool beats(Candidate a, Candidate b) {
-    const bool a_nan = isnan(a.value);
-    const bool b_nan = isnan(b.value);
-    if (a_nan != b_nan) return b_nan;
-    if (!a_nan && a.value != b.value) return a.value > b.value;
-    return a.index < b.index;
-}
-
 template <typename T>
 __device__ __forceinline__ T warp_inclusive_scan(T x) {
     const int lane = static_cast<int>(threadIdx.x % 32);
@@ -163,7 +151,7 @@ struct Crossing {
 };
 
 struct RowStats {
-    Candidate best;  // the argmax rule's token: greedy rows, rows without a finite logit
+    ArgmaxCandidate best;  // the argmax rule's token: greedy rows, rows without a finite logit
     float max_finite;
     int32_t num_finite;
 };
@@ -185,7 +173,7 @@ struct alignas(16) Shared {
     uint64_t slice_masses[kClusterCtas];
     uint64_t warp_value[kWarps];
     uint32_t warp_count[kWarps];
-    Candidate warp_best[kWarps];
+    ArgmaxCandidate warp_best[kWarps];
     float warp_max[kWarps];
     RowStats cta_stats;
     RowStats all_stats[kClusterCtas];
@@ -249,11 +237,12 @@ __device__ __forceinline__ void for_each_chunk_token(const Chunk& c, F&& f) {
 // each CTA reduces its chunk, then every CTA combines all of them (a total order, a max and a
 // sum: one answer in every thread of the cluster).
 __device__ RowStats row_stats(Shared& sh, const cg::cluster_group& cluster, const Chunk& c) {
-    Candidate best{NAN, INT32_MAX};  // loses to every element, NaN ones included
+    ArgmaxCandidate best{NAN, INT32_MAX};  // loses to every element, NaN ones included
     float max_finite = -INFINITY;
     int32_t num_finite = 0;
     for_each_chunk_token(c, [&](bool valid, uint64_t, float logit, int32_t token) {
-        if (token >= 0 && beats(Candidate{logit, token}, best)) best = Candidate{logit, token};
+        if (token >= 0 && beats(ArgmaxCandidate{logit, token}, best))
+            best = ArgmaxCandidate{logit, token};
         if (valid) {
             max_finite = fmaxf(max_finite, logit);
             ++num_finite;
@@ -261,8 +250,8 @@ __device__ RowStats row_stats(Shared& sh, const cg::cluster_group& cluster, cons
     });
 #pragma unroll
     for (int off = 16; off > 0; off /= 2) {
-        const Candidate other{__shfl_xor_sync(0xffffffffu, best.value, off),
-                              __shfl_xor_sync(0xffffffffu, best.index, off)};
+        const ArgmaxCandidate other{__shfl_xor_sync(0xffffffffu, best.value, off),
+                                    __shfl_xor_sync(0xffffffffu, best.index, off)};
         if (beats(other, best)) best = other;
         max_finite = fmaxf(max_finite, __shfl_xor_sync(0xffffffffu, max_finite, off));
         num_finite += __shfl_xor_sync(0xffffffffu, num_finite, off);

@@ -3,7 +3,7 @@
 // (engine/sampling/sampler.h, candidate_set.h) over a canonical order of the tokens:
 //
 //   temperature < 1e-5 (SamplingParams::is_greedy)  -> argmax, ties to the lowest id, NaN never
-//                                                      wins (argmax.h's rule)
+//                                                      wins (argmax_order.cuh)
 //   otherwise, over the finite logits in the order (logit desc, id asc):
 //     top_k in [1, count): the first top_k
 //     weight = exp((logit - max_logit) * (1 / temperature)), f32 as on the CPU
