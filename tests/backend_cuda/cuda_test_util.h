@@ -130,4 +130,10 @@ std::string paged_attention_param_name(const ParamInfo& info) {
            std::to_string(head_dim);
 }
 
+// A kernel's argument check refused the call and named what was wrong.
+inline void expect_invalid_argument(const Status& s, const std::string& mentions) {
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << mentions << ": " << s.to_string();
+    EXPECT_NE(s.message().find(mentions), std::string::npos) << s.to_string();
+}
+
 }  // namespace se::cuda::testing

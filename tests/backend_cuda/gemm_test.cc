@@ -243,9 +243,7 @@ class GemmArgsTest : public ::testing::Test {
     }
 
     void expect_invalid(const GemmArgs& args, const std::string& mentions) {
-        const Status s = gemm_.run(args, nullptr);
-        EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.to_string();
-        EXPECT_NE(s.message().find(mentions), std::string::npos) << s.to_string();
+        testing::expect_invalid_argument(gemm_.run(args, nullptr), mentions);
     }
 
     Gemm gemm_ = testing::must(Gemm::create());

@@ -292,9 +292,7 @@ QkNormRopeParams valid_params() {
 }
 
 void expect_invalid(const QkNormRopeParams& p, const std::string& field) {
-    const Status s = check(p);
-    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << field;
-    EXPECT_NE(s.message().find(field), std::string::npos) << s.message();
+    testing::expect_invalid_argument(check(p), field);
 }
 
 TEST(QkNormRopeArgs, BadFieldsAreNamed) {
