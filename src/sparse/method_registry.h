@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "backend/communicator.h"
 #include "backend/kv_layout.h"
 #include "backend/ops.h"
 #include "core/expected.h"
@@ -27,6 +28,10 @@ struct MethodContext {
     bool enable_prefix_caching = true;  // --enable-prefix-caching (methods keeping full history)
     int32_t max_step_tokens = 0;        // most tokens one sequence adds in a step (prefill chunk)
     int32_t num_threads = 0;            // CPU threads the method's own scoring may use (0: all)
+    // Tensor parallelism: the rank's group (null: one rank). `model` and `kv_layout` are then the
+    // rank's shard (its query and KV heads); decisions that rank entries for every head (shared
+    // sets, budgets across heads) reduce their scores through `comm` so every rank decides alike.
+    Communicator* comm = nullptr;
 };
 
 struct Method {
