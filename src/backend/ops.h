@@ -68,12 +68,23 @@ class Ops : public BackendMemory {
     // called begin_step, once per begin_step. Optional (the default does nothing).
     virtual void end_forward() {}
 
+    // Makes the calling thread's work go to this backend's device (a GPU backend makes its GPU
+    // current): called by each thread of a tensor-parallel group before it uses its rank's ops.
+    // Optional (the default does nothing).
+    virtual void bind_thread() {}
+
     // Whether this backend's kernels read KV this way (an unsupported kind fails at start-up).
     virtual bool reads(KvReadKind kind) const { return true; }
 
     // x f32 [n, d] = rows ids[i] of table (any weight dtype) [vocab, d]
     virtual void embedding(std::span<const int32_t> ids, const ConstTensorView& table,
                            TensorView y) = 0;
+
+    // y f32 [n, d]: row i = table[ids[i] - first_id] where first_id <= ids[i] < first_id +
+    // table.rows, else zeros: this rank's part of a vocabulary-parallel embedding (the group's
+    // all-reduce adds the parts). ids are the full vocabulary's.
+    virtual void embedding_shard(std::span<const int32_t> ids, const ConstTensorView& table,
+                                 int32_t first_id, TensorView y) = 0;
 
     // y [n, out] = x act [n, in] · w^T, w a weight [out, in]; y is act, or F32 (logits); y must
     // not alias x.

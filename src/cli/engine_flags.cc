@@ -39,6 +39,10 @@ void add_engine_flags(CLI::App& app, EngineFlags& f) {
         ->capture_default_str();
     app.add_flag("--enforce-eager", f.enforce_eager,
                  "GPU: launch every step's kernels from the host (no CUDA graphs for decode)");
+    app.add_option("--tensor-parallel-size", f.tensor_parallel_size,
+                   "split the model over this many ranks (GPUs 0..N-1 on cuda; on the CPU, "
+                   "threads sharing --threads' cores)")
+        ->capture_default_str();
     app.add_option("--kv-cache-memory", f.kv_cache_memory,
                    "memory for the KV cache, e.g. 4GiB (auto: 4GiB on the CPU, on a GPU what "
                    "--gpu-memory-utilization leaves)")
@@ -123,6 +127,8 @@ Expected<EngineConfig> to_engine_config(const EngineFlags& f) {
     config.device = f.device;  // checked by the engine (backend_factory.h)
     config.gpu_memory_utilization = f.gpu_memory_utilization;  // checked by the engine
     config.enforce_eager = f.enforce_eager;
+    if (f.tensor_parallel_size < 1) return invalid_argument("--tensor-parallel-size must be >= 1");
+    config.tensor_parallel_size = f.tensor_parallel_size;
     // A diagnosis switch, not a flag: where a GPU step's time goes (docs/gpu.md).
     const char* op_times = std::getenv("SE_CUDA_OP_TIMES");
     config.time_ops = op_times != nullptr && std::string_view(op_times) == "1";

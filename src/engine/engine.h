@@ -20,18 +20,21 @@
 #include <vector>
 
 #include "backend/ops.h"
+#include "engine/backend_factory.h"
 #include "engine/chain_aware_oracle.h"
 #include "engine/engine_config.h"
 #include "engine/engine_stats.h"
 #include "engine/metrics/engine_metrics.h"
 #include "engine/model_runner.h"
 #include "engine/prune_job.h"
+#include "engine/rank_threads.h"
 #include "engine/request.h"
 #include "engine/scheduler.h"
 #include "engine/sequence.h"
 #include "kv/prefix_pruner.h"
 #include "model/decoder_model.h"
 #include "model/model_loader.h"
+#include "model/model_shard.h"
 #include "sparse/method_registry.h"
 #include "sparse/sparse_controller.h"
 #include "tokenizer/chat_template/chat_context.h"
@@ -135,9 +138,22 @@ class Engine {
     Status init();
     Status init_tokenizer();
     Status init_backend();
-    Expected<int64_t> kv_cache_bytes() const;
+    // What rank `ops` may give its KV cache (its device's memory, on a GPU).
+    Expected<int64_t> kv_cache_bytes(const Ops& ops) const;
     int64_t max_step_tokens() const;
     Status init_method();
+    // Tensor parallelism (engine_ranks.cc). Rank 0 is ops_, model_, controller_ and method_;
+    // ranks 1.. are followers_. Every rank's work runs on its own thread.
+    int32_t tp_size() const { return config_.tensor_parallel_size; }
+    // fn(r) for every rank (concurrently with tensor parallelism, each on its thread with its
+    // backend bound); the first failure, naming its rank.
+    Status for_each_rank(const std::function<Status(int32_t)>& fn);
+    Ops& rank_ops(int32_t rank) const;
+    Communicator* rank_comm(int32_t rank) const;
+    Status init_rank_backends(const BackendRequest& request);
+    Status init_models();
+    Status init_rank_methods(const PagedKvLayout& kv_layout, int64_t kv_bytes,
+                             const AttentionArgs& args);
     Status init_chains();
     // Chain Cache steps (engine_chains.cc).
     Expected<ChainStart> begin_chain(const std::string& id, uint64_t fingerprint,
@@ -180,6 +196,19 @@ class Engine {
     std::unique_ptr<DecoderModel> model_;
     Method method_;
     std::unique_ptr<SparseController> controller_;
+    // Tensor parallelism: each rank's shard of the model and its weights (device copies on a
+    // GPU), ranks 1.. and their threads, and the group's communicators.
+    struct FollowerRank {
+        std::unique_ptr<Ops> ops;
+        std::unique_ptr<DecoderModel> model;
+        std::unique_ptr<MethodRuntime> runtime;  // its cache manager: rank r of method_.cache
+        std::unique_ptr<SparseController> controller;
+    };
+    std::vector<ModelShard> shards_;
+    std::vector<WeightStore> rank_weights_;
+    std::unique_ptr<RankThreads> rank_threads_;
+    std::vector<std::unique_ptr<Communicator>> comms_;
+    std::vector<FollowerRank> followers_;
     std::unique_ptr<ChainCache> chains_;
     std::unique_ptr<ChainAwareOracle> oracle_;
     std::unique_ptr<ModelRunner> runner_;

@@ -28,6 +28,9 @@ struct EngineConfig {
     std::string sparse_method;            // --sparse-method (a registered method id)
     nlohmann::json sparse_config = nlohmann::json::object();  // --sparse-config
     int32_t num_threads = 0;                                  // --threads; 0 = every core
+    // --tensor-parallel-size: ranks the model is split over (one GPU each on cuda; on the CPU,
+    // threads sharing --threads' cores).
+    int32_t tensor_parallel_size = 1;
     uint64_t seed = 0;          // --seed: requests without their own seed derive one
     SchedulerConfig scheduler;  // --max-num-seqs, --max-num-batched-tokens, ...
     ChainLimits chain_cache;    // --chain-cache-capacity

@@ -56,9 +56,8 @@ Status Engine::init() {
             "--max-num-seqs, --max-num-batched-tokens and --prefill-chunk-size must be >= 1");
     }
     SE_RETURN_IF_ERROR(init_backend());
-    SE_ASSIGN_OR_RETURN(model_, DecoderModel::create(mc, loaded_.weights, *ops_));
     // Every buffer a step writes exists before the KV arena takes what memory is left.
-    SE_RETURN_IF_ERROR(model_->reserve(max_step_tokens(), sc.max_num_seqs));
+    SE_RETURN_IF_ERROR(init_models());
     SE_RETURN_IF_ERROR(init_method());
     SE_RETURN_IF_ERROR(runner_->reserve(sc.max_num_seqs));
     SE_RETURN_IF_ERROR(init_chains());
@@ -93,16 +92,26 @@ Status Engine::init_backend() {
         return invalid_argument(
             fmt::format("--gpu-memory-utilization must be in (0, 1], got {}", util));
     }
-    SE_ASSIGN_OR_RETURN(ops_, create_backend({.device = config_.device,
-                                              .num_threads = config_.num_threads,
-                                              .max_step_tokens = max_step_tokens(),
-                                              .max_seqs = config_.scheduler.max_num_seqs,
-                                              .max_model_len = max_model_len_,
-                                              .block_size = config_.block_size,
-                                              .num_heads = loaded_.config.num_heads,
-                                              .head_dim = loaded_.config.head_dim,
-                                              .time_ops = config_.time_ops,
-                                              .enforce_eager = config_.enforce_eager}));
+    const int32_t tp = config_.tensor_parallel_size;
+    if (tp < 1) {
+        return invalid_argument(fmt::format("--tensor-parallel-size must be >= 1, got {}", tp));
+    }
+    for (int32_t r = 0; r < tp; ++r) {
+        SE_ASSIGN_OR_RETURN(ModelShard shard, shard_model(loaded_.config, r, tp));
+        shards_.push_back(std::move(shard));
+    }
+    const ModelConfig& local = shards_.front().local;
+    SE_RETURN_IF_ERROR(init_rank_backends({.device = config_.device,
+                                           .num_threads = config_.num_threads,
+                                           .max_step_tokens = max_step_tokens(),
+                                           .max_seqs = config_.scheduler.max_num_seqs,
+                                           .max_model_len = max_model_len_,
+                                           .block_size = config_.block_size,
+                                           .num_heads = local.num_heads,
+                                           .head_dim = local.head_dim,
+                                           .time_ops = config_.time_ops,
+                                           .enforce_eager = config_.enforce_eager}));
+    if (tp > 1) return {};  // each rank shards and uploads its own weights (init_models)
     if (ops_->host_memory()) return {};
     // The weights move to the device once; the host copy goes (an 8B model is 16 GB).
     SE_ASSIGN_OR_RETURN(
@@ -118,9 +127,9 @@ int64_t Engine::max_step_tokens() const {
     return std::max<int64_t>(sc.max_num_batched_tokens, sc.max_num_seqs);
 }
 
-Expected<int64_t> Engine::kv_cache_bytes() const {
+Expected<int64_t> Engine::kv_cache_bytes(const Ops& ops) const {
     if (config_.kv_cache_memory_bytes > 0) return config_.kv_cache_memory_bytes;
-    const std::optional<DeviceMemoryInfo> memory = ops_->device_memory();
+    const std::optional<DeviceMemoryInfo> memory = ops.device_memory();
     if (!memory) return int64_t{4} << 30;  // host memory: --kv-cache-memory's default
     const float util = config_.gpu_memory_utilization;
     // What this process may use, less what the device already holds (weights, activations, and
@@ -151,34 +160,23 @@ Status Engine::init_method() {
                                             config_.kv_cache_dtype, ops_->name(),
                                             dtype_name(ops_->activation_dtype())));
     }
-    SE_ASSIGN_OR_RETURN(const int64_t kv_bytes, kv_cache_bytes());
-    const MethodContext context{
-        .model = mc,
-        .ops = *ops_,
-        .kv_layout = {.dtype = kv_dtype,
-                      .block_size = config_.block_size,
-                      .num_kv_heads = mc.num_kv_heads,
-                      .head_dim = mc.head_dim},
-        .kv_cache_bytes = kv_bytes,
-        .knobs = config_.sparse_config,
-        .enable_prefix_caching = config_.enable_prefix_caching,
-        .max_step_tokens = std::min(config_.scheduler.prefill_chunk_size,
-                                    config_.scheduler.max_num_batched_tokens)};
-    SE_ASSIGN_OR_RETURN(method_, builtin_methods().create(config_.sparse_method, context));
-    if (!ops_->host_memory() && method_.runtime->reads_activations_on_host()) {
-        return failed_precondition(fmt::format(
-            "method {} reads queries and keys on the host; on the {} backend only methods "
-            "whose selections run on the device are available; use --device cpu",
-            config_.sparse_method, ops_->name()));
-    }
-    const AttentionArgs args{.num_heads = mc.num_heads,
-                             .num_kv_heads = mc.num_kv_heads,
-                             .head_dim = mc.head_dim,
-                             .scale = 1.0f / std::sqrt(static_cast<float>(mc.head_dim))};
-    SE_RETURN_IF_ERROR(check_payloads(*ops_, *method_.cache)
-                           .with_context(fmt::format("method {}", config_.sparse_method)));
-    controller_ = std::make_unique<SparseController>(*ops_, *method_.runtime, *method_.cache, args);
-    runner_ = std::make_unique<ModelRunner>(*model_, *controller_);
+    // Every rank's cache gets what the tightest rank can hold, so that their pools are equal.
+    std::vector<int64_t> rank_bytes(static_cast<size_t>(tp_size()));
+    SE_RETURN_IF_ERROR(for_each_rank([&](int32_t r) -> Status {
+        SE_ASSIGN_OR_RETURN(rank_bytes[static_cast<size_t>(r)], kv_cache_bytes(rank_ops(r)));
+        return {};
+    }));
+    const int64_t kv_bytes = *std::min_element(rank_bytes.begin(), rank_bytes.end());
+    const ModelConfig& local = shards_.front().local;
+    const PagedKvLayout kv_layout{.dtype = kv_dtype,
+                                  .block_size = config_.block_size,
+                                  .num_kv_heads = local.num_kv_heads,
+                                  .head_dim = local.head_dim};
+    const AttentionArgs args{.num_heads = local.num_heads,
+                             .num_kv_heads = local.num_kv_heads,
+                             .head_dim = local.head_dim,
+                             .scale = 1.0f / std::sqrt(static_cast<float>(local.head_dim))};
+    SE_RETURN_IF_ERROR(init_rank_methods(kv_layout, kv_bytes, args));
     // Blocks are shared only between requests that would compute the same KV: same model and
     // weight dtype, same method and knobs, same KV layout (the salt is mixed in per request).
     const std::string key = fmt::format(

@@ -33,14 +33,19 @@ Expected<StepLogits> ModelRunner::execute(const ScheduledStep& step) {
     const TensorView device_logits{DType::kF32, device_logits_.data(), num_rows, vocab};
     out.logits = TensorView{DType::kF32, host_logits_.data(), num_rows, vocab};
 
-    SE_RETURN_IF_ERROR(controller_.begin_step(step.plan));
     shape.num_tokens = row;
-    model_.forward({.token_ids = token_ids_,
-                    .positions = positions_,
-                    .logit_rows = logit_rows_,
-                    .shape = shape},
-                   controller_, device_logits);
-    controller_.end_step();
+    const ForwardBatch batch{.token_ids = token_ids_,
+                             .positions = positions_,
+                             .logit_rows = logit_rows_,
+                             .shape = shape};
+    if (threads_ != nullptr) {
+        SE_RETURN_IF_ERROR(begin_step_all(step.plan));
+        forward_all(batch, device_logits);
+    } else {
+        SE_RETURN_IF_ERROR(controller_.begin_step(step.plan));
+        model_.forward(batch, controller_, device_logits);
+        controller_.end_step();
+    }
     Ops& ops = model_.ops();
     if (ops.samples_on_device()) {
         // Only the raw rows that logprobs need come back; the rest stays on the backend.
@@ -56,6 +61,44 @@ Expected<StepLogits> ModelRunner::execute(const ScheduledStep& step) {
                                             static_cast<size_t>(num_rows * vocab) * sizeof(float)));
     }
     return out;
+}
+
+ModelRunner::ModelRunner(std::vector<RankModel> ranks, RankThreads& threads)
+    : model_(*ranks.at(0).model),
+      controller_(*ranks.at(0).controller),
+      ranks_(std::move(ranks)),
+      threads_(&threads),
+      rank_logits_(ranks_.size()),
+      rank_status_(ranks_.size()) {
+    SE_CHECK(static_cast<int32_t>(ranks_.size()) == threads.size());
+}
+
+Status ModelRunner::begin_step_all(const StepPlan& plan) {
+    threads_->run([&](int32_t r) {
+        const RankModel& rank = ranks_[static_cast<size_t>(r)];
+        rank.model->ops().bind_thread();
+        rank_status_[static_cast<size_t>(r)] = rank.controller->begin_step(plan);
+    });
+    const bool ok = rank_status_.front().ok();
+    for (size_t r = 1; r < ranks_.size(); ++r) {
+        SE_CHECK(rank_status_[r].ok() == ok,
+                 "tensor-parallel ranks diverged: rank %zu %s the step's KV room, rank 0 %s", r,
+                 rank_status_[r].ok() ? "reserved" : "could not reserve",
+                 ok ? "reserved it" : "could not");
+    }
+    return rank_status_.front();
+}
+
+void ModelRunner::forward_all(const ForwardBatch& batch, const TensorView& logits) {
+    threads_->run([&](int32_t r) {
+        const RankModel& rank = ranks_[static_cast<size_t>(r)];
+        rank.model->ops().bind_thread();
+        // Every rank gets the whole logits (the gather's result); rank 0's are the ones sampled.
+        TensorView out = logits;
+        if (r > 0) out.data = rank_logits_[static_cast<size_t>(r)].data();
+        rank.model->forward(batch, *rank.controller, out);
+        rank.controller->end_step();
+    });
 }
 
 Status ModelRunner::sample_on_backend(const StepLogits& out, std::vector<int32_t>& tokens) {
@@ -76,6 +119,22 @@ Status ModelRunner::reserve(int64_t max_rows) {
         static_cast<size_t>(std::max<int64_t>(max_rows, 1) * model_.config().vocab_size) *
         sizeof(float);
     if (device_logits_.size() >= bytes) return {};
+    if (threads_ != nullptr) {
+        // Each rank's logits live in its own memory, allocated on its thread (its device).
+        threads_->run([&](int32_t r) {
+            if (r == 0) return;
+            Ops& rank_ops = ranks_[static_cast<size_t>(r)].model->ops();
+            rank_ops.bind_thread();
+            auto buffer = rank_ops.allocate(bytes);
+            if (buffer.ok()) {
+                rank_logits_[static_cast<size_t>(r)] = std::move(buffer).value();
+                rank_status_[static_cast<size_t>(r)] = Status();
+            } else {
+                rank_status_[static_cast<size_t>(r)] = buffer.status();
+            }
+        });
+        for (size_t r = 1; r < ranks_.size(); ++r) SE_RETURN_IF_ERROR(rank_status_[r]);
+    }
     Ops& ops = model_.ops();
     SE_ASSIGN_OR_RETURN(device_logits_, ops.allocate(bytes));
     if (ops.host_memory()) {

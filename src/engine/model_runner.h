@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "engine/rank_threads.h"
 #include "engine/scheduler.h"
 #include "model/decoder_model.h"
 #include "sparse/sparse_controller.h"
@@ -21,10 +22,19 @@ struct StepLogits {
     bool on_backend = false;
 };
 
+// One rank of a tensor-parallel group: its model shard and the controller of its method copy.
+struct RankModel {
+    DecoderModel* model = nullptr;
+    SparseController* controller = nullptr;
+};
+
 class ModelRunner {
   public:
     ModelRunner(DecoderModel& model, SparseController& controller)
         : model_(model), controller_(controller) {}
+    // Tensor parallelism: ranks[0] is the model that samples (its ops hold the logits); every
+    // rank runs each step on its thread of `threads`.
+    ModelRunner(std::vector<RankModel> ranks, RankThreads& threads);
 
     // Fails (changing nothing) when the method cannot reserve KV room for the step.
     Expected<StepLogits> execute(const ScheduledStep& step);
@@ -37,8 +47,16 @@ class ModelRunner {
     Status reserve(int64_t max_rows);
 
   private:
+    // begin_step on every rank; they must agree (each holds the same blocks).
+    Status begin_step_all(const StepPlan& plan);
+    void forward_all(const ForwardBatch& batch, const TensorView& logits);
+
     DecoderModel& model_;
     SparseController& controller_;
+    std::vector<RankModel> ranks_;  // tensor parallelism: every rank, rank 0 first
+    RankThreads* threads_ = nullptr;
+    std::vector<BackendBuffer> rank_logits_;  // [rank] f32 [rows, vocab] of ranks 1..
+    std::vector<Status> rank_status_;
     std::vector<int32_t> token_ids_;   // i32 [num_tokens]
     std::vector<int32_t> positions_;   // i32 [num_tokens]
     std::vector<int32_t> logit_rows_;  // i32 [num sampling seqs]

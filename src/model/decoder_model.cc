@@ -16,12 +16,29 @@ void must(const Status& status) {
 Expected<std::unique_ptr<DecoderModel>> DecoderModel::create(const ModelConfig& config,
                                                              const WeightStore& weights, Ops& ops) {
     SE_RETURN_IF_ERROR(config.validate());
-    SE_ASSIGN_OR_RETURN(DecoderWeights bound, bind_decoder_weights(config, weights));
-    return std::unique_ptr<DecoderModel>(new DecoderModel(config, std::move(bound), ops));
+    SE_ASSIGN_OR_RETURN(ModelShard whole, shard_model(config, 0, 1));
+    return create(whole, weights, ops, nullptr);
 }
 
-DecoderModel::DecoderModel(const ModelConfig& config, DecoderWeights weights, Ops& ops)
-    : config_(config), weights_(std::move(weights)), ops_(ops), inv_freq_(rope_inv_freq(config)) {}
+Expected<std::unique_ptr<DecoderModel>> DecoderModel::create(const ModelShard& shard,
+                                                             const WeightStore& weights, Ops& ops,
+                                                             Communicator* comm) {
+    SE_RETURN_IF_ERROR(shard.full.validate());
+    SE_CHECK(shard.size == 1 ||
+                 (comm != nullptr && comm->size() == shard.size && comm->rank() == shard.rank),
+             "rank %d of %d needs its group's communicator", shard.rank, shard.size);
+    SE_ASSIGN_OR_RETURN(DecoderWeights bound, bind_decoder_weights(shard.local, weights));
+    return std::unique_ptr<DecoderModel>(
+        new DecoderModel(shard, std::move(bound), ops, shard.size > 1 ? comm : nullptr));
+}
+
+DecoderModel::DecoderModel(ModelShard shard, DecoderWeights weights, Ops& ops, Communicator* comm)
+    : shard_(std::move(shard)),
+      config_(shard_.local),
+      weights_(std::move(weights)),
+      ops_(ops),
+      comm_(comm),
+      inv_freq_(rope_inv_freq(shard_.local)) {}
 
 Status DecoderModel::reserve(int64_t max_tokens, int64_t max_logit_rows) {
     SE_RETURN_IF_ERROR(ensure_activations(max_tokens));
@@ -33,6 +50,10 @@ Status DecoderModel::reserve(int64_t max_tokens, int64_t max_logit_rows) {
         SE_RETURN_IF_ERROR(ops_.prepare_matmul(*weight, act, max_tokens));
     }
     SE_RETURN_IF_ERROR(ops_.prepare_matmul(weights_.lm_head, DType::kF32, max_logit_rows));
+    if (comm_ != nullptr) {
+        SE_RETURN_IF_ERROR(comm_->reserve_gather(max_logit_rows, shard_.vocab_shard));
+        SE_RETURN_IF_ERROR(ensure_shard_logits(max_logit_rows));
+    }
     return ensure_final_hidden(max_logit_rows);
 }
 
@@ -78,12 +99,19 @@ Status DecoderModel::ensure_final_hidden(int64_t num_rows) {
     return {};
 }
 
+Status DecoderModel::ensure_shard_logits(int64_t num_rows) {
+    const auto bytes = static_cast<size_t>(num_rows * config_.vocab_size) * sizeof(float);
+    if (shard_logits_.size() >= bytes) return {};
+    SE_ASSIGN_OR_RETURN(shard_logits_, ops_.allocate(bytes));
+    return {};
+}
+
 void DecoderModel::forward(const ForwardBatch& batch, LayerAttention& attention,
                            TensorView logits) {
     const auto n = static_cast<int64_t>(batch.token_ids.size());
     SE_CHECK(static_cast<int64_t>(batch.positions.size()) == n);
     SE_CHECK(logits.rows == static_cast<int64_t>(batch.logit_rows.size()) &&
-             logits.cols == config_.vocab_size);
+             logits.cols == shard_.full.vocab_size);
     must(ensure_activations(n));
     // Views sized to this step (the buffers may be larger).
     Activations& a = act_;
@@ -94,7 +122,13 @@ void DecoderModel::forward(const ForwardBatch& batch, LayerAttention& attention,
     StepShape shape = batch.shape;
     shape.num_tokens = static_cast<int32_t>(n);
     ops_.begin_step(shape);
-    ops_.embedding(batch.token_ids, weights_.embed, a.x);
+    if (comm_ == nullptr) {
+        ops_.embedding(batch.token_ids, weights_.embed, a.x);
+    } else {
+        ops_.embedding_shard(batch.token_ids, weights_.embed,
+                             static_cast<int32_t>(shard_.vocab_first), a.x);
+        comm_->all_reduce(a.x, ReduceOp::kSum);
+    }
     ops_.rms_norm(a.x, weights_.layers[0].input_norm, config_.rms_norm_eps, a.h);
     for (int32_t layer = 0; layer < config_.num_layers; ++layer) {
         attention_block(layer, batch, attention);
@@ -127,7 +161,9 @@ void DecoderModel::attention_block(int32_t layer, const ForwardBatch& batch,
     attention.store(layer, a.k, a.v);
     attention.attend(layer, a.q, a.attn);
     ops_.matmul(a.attn, w.o_proj, a.proj);
-    if (!w.o_bias.empty()) ops_.add_bias(a.proj, w.o_bias);
+    // The bias once, not once per rank's partial sum.
+    if (!w.o_bias.empty() && shard_.rank == 0) ops_.add_bias(a.proj, w.o_bias);
+    all_reduce(a.proj);
     ops_.add_rms_norm(a.x, a.proj, w.post_norm, config_.rms_norm_eps, a.h);
 }
 
@@ -139,6 +175,7 @@ void DecoderModel::mlp_block(int32_t layer) {
     ops_.project(a.h, gate_up_w, gate_up);
     ops_.silu_mul(a.gate, a.up, a.gate);
     ops_.matmul(a.gate, w.down_proj, a.proj);
+    all_reduce(a.proj);
     if (layer + 1 < config_.num_layers) {
         ops_.add_rms_norm(a.x, a.proj, weights_.layers[layer + 1].input_norm, config_.rms_norm_eps,
                           a.h);
@@ -147,9 +184,26 @@ void DecoderModel::mlp_block(int32_t layer) {
     }
 }
 
+void DecoderModel::all_reduce(TensorView x) const {
+    if (comm_ != nullptr) comm_->all_reduce(x, ReduceOp::kSum);
+}
+
 void DecoderModel::lm_head(const ForwardBatch& batch, TensorView logits) {
     const auto num_rows = static_cast<int64_t>(batch.logit_rows.size());
     if (num_rows == 0) return;
+    if (comm_ != nullptr) {
+        // The rank's vocabulary columns, then every rank's, in order, into the caller's logits.
+        must(ensure_shard_logits(num_rows));
+        const TensorView part{DType::kF32, shard_logits_.data(), num_rows, config_.vocab_size};
+        lm_head_rows(batch, part);
+        comm_->all_gather_cols(part, shard_.vocab_shard, logits);
+        return;
+    }
+    lm_head_rows(batch, logits);
+}
+
+void DecoderModel::lm_head_rows(const ForwardBatch& batch, TensorView logits) {
+    const int64_t num_rows = logits.rows;
     must(ensure_final_hidden(num_rows));
     TensorView hidden{ops_.activation_dtype(), final_hidden_.data(), num_rows, config_.hidden_size};
     // The final norm reads only the rows whose logits are wanted (the last token of each

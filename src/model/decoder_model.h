@@ -6,12 +6,14 @@
 #include <memory>
 #include <vector>
 
+#include "backend/communicator.h"
 #include "backend/ops.h"
 #include "core/expected.h"
 #include "model/decoder_weights.h"
 #include "model/forward_batch.h"
 #include "model/layer_attention.h"
 #include "model/model_config.h"
+#include "model/model_shard.h"
 
 namespace se {
 
@@ -20,8 +22,16 @@ class DecoderModel {
     // `weights` must outlive the model. Fails when a weight is missing or misshapen.
     static Expected<std::unique_ptr<DecoderModel>> create(const ModelConfig& config,
                                                           const WeightStore& weights, Ops& ops);
+    // One rank of a tensor-parallel group (model_shard.h): `weights` are the rank's
+    // (shard_weights) and `comm` its group, whose collectives the forward pass calls.
+    static Expected<std::unique_ptr<DecoderModel>> create(const ModelShard& shard,
+                                                          const WeightStore& weights, Ops& ops,
+                                                          Communicator* comm);
 
-    const ModelConfig& config() const { return config_; }
+    // The whole model's shape (the logits are the whole vocabulary's on every rank).
+    const ModelConfig& config() const { return shard_.full; }
+    // The rank's part (the whole model without tensor parallelism).
+    const ModelShard& shard() const { return shard_; }
     Ops& ops() const { return ops_; }
 
     // Allocates the activations of steps of up to `max_tokens` tokens and `max_logit_rows`
@@ -35,7 +45,7 @@ class DecoderModel {
     void forward(const ForwardBatch& batch, LayerAttention& attention, TensorView logits);
 
   private:
-    DecoderModel(const ModelConfig& config, DecoderWeights weights, Ops& ops);
+    DecoderModel(ModelShard shard, DecoderWeights weights, Ops& ops, Communicator* comm);
 
     // Activations for a step of n tokens; grown on demand, reused across steps. x (the residual
     // stream) is F32, the others the backend's activation dtype.
@@ -46,15 +56,23 @@ class DecoderModel {
     };
     Status ensure_activations(int64_t num_tokens);
     Status ensure_final_hidden(int64_t num_rows);
+    Status ensure_shard_logits(int64_t num_rows);
     void attention_block(int32_t layer, const ForwardBatch& batch, LayerAttention& attention);
     // Ends with the residual add, fused with the next layer's input norm when there is one.
     void mlp_block(int32_t layer);
     void lm_head(const ForwardBatch& batch, TensorView logits);
+    // Final norm and LM head of the logit rows into logits [rows, the rank's vocabulary rows].
+    void lm_head_rows(const ForwardBatch& batch, TensorView logits);
+    // The row-parallel projections' partial sums, completed across the group.
+    void all_reduce(TensorView x) const;
 
-    ModelConfig config_;
+    ModelShard shard_;
+    const ModelConfig& config_;  // shard_.local: the dimensions this rank computes
     DecoderWeights weights_;
     Ops& ops_;
-    std::vector<float> inv_freq_;  // f32 [head_dim / 2]
+    Communicator* comm_ = nullptr;  // null: one rank
+    BackendBuffer shard_logits_;    // f32 [num_logit_rows, the rank's vocabulary rows]
+    std::vector<float> inv_freq_;   // f32 [head_dim / 2]
     Activations act_;
     BackendBuffer final_hidden_;  // act [num_logit_rows, hidden]
 };

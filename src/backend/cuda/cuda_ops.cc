@@ -137,6 +137,10 @@ std::optional<DeviceMemoryInfo> CudaOps::device_memory() const {
                             .free_bytes = static_cast<int64_t>(free)};
 }
 
+void CudaOps::bind_thread() {
+    must(cuda_status(cudaSetDevice(options_.device), "cudaSetDevice"));
+}
+
 void CudaOps::embedding(std::span<const int32_t> ids, const ConstTensorView& table, TensorView y) {
     const Timed timed(*this, "embedding");
     SE_CHECK(y.dtype == DType::kF32 && y.rows == static_cast<int64_t>(ids.size()));

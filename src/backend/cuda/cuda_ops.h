@@ -46,6 +46,7 @@ class CudaOps final : public Ops {
 
     std::string_view name() const override { return "cuda"; }
     bool reads(KvReadKind kind) const override { return kind == KvReadKind::kPaged; }
+    void bind_thread() override;
     DType activation_dtype() const override { return DType::kBF16; }
     void begin_step(const StepShape& shape) override;
     void end_forward() override;
