@@ -73,8 +73,8 @@ Compaction WindowEvictionRuntime::select(SeqId seq, int32_t layer, int32_t selec
     const KeyScorer keys(cache_.kv().cache(), cache_.kv().block_table(seq, lane), n, args);
     const std::vector<float> mass =
         window_group_mass(keys, cache_.entry_positions(seq, lane), window, n - w, args);
-    const std::vector<float> scores =
-        shared_window_scores(mass, args.num_kv_heads, options_.rule.kernel, options_.rule.pooling);
+    const std::vector<float> scores = shared_window_scores(
+        mass, args.num_kv_heads, options_.rule.kernel, options_.rule.pooling, options_.comm);
     Compaction c{.seq = seq, .lane = lane, .keep = {}};
     for (int32_t j = 0; j < sink; ++j) c.keep.push_back(j);
     for (int32_t j : top_k(std::span(scores).subspan(sink), selected - sink)) {

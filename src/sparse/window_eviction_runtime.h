@@ -11,7 +11,8 @@
 // whole). With decode_interval N > 0 the same rule runs again at the end of any decode step after
 // which a layer holds more than selected_l + window + N entries, scored by the last `window`
 // queries (prompt and decode rows) against the resident entries; otherwise decode appends without
-// eviction. Token-shared: one lane per layer.
+// eviction. Token-shared: one lane per layer. Under tensor parallelism the scores are reduced over
+// the ranks (window_scores.h), so every rank keeps the same entries.
 #pragma once
 
 #include <cstdint>
@@ -49,6 +50,7 @@ struct WindowEvictionOptions {
     WindowRule rule;
     int32_t decode_interval = 0;  // N: re-evict in decode past selected + window + N (0: never)
     WindowSelectionSchedule schedule;
+    Communicator* comm = nullptr;  // the tensor-parallel group (null: one rank)
 };
 
 class WindowEvictionRuntime final : public MethodRuntime {

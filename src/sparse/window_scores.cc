@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "core/check.h"
+#include "sparse/rank_reduce.h"
 
 namespace se {
 
@@ -60,7 +61,7 @@ std::vector<float> window_group_mass(const KeyScorer& keys,
 }
 
 std::vector<float> shared_window_scores(std::span<const float> group_mass, int32_t num_kv_heads,
-                                        int32_t kernel, PoolKind pool) {
+                                        int32_t kernel, PoolKind pool, Communicator* comm) {
     SE_CHECK(num_kv_heads >= 1 && group_mass.size() % num_kv_heads == 0,
              "%zu group scores for %d KV heads", group_mass.size(), num_kv_heads);
     const size_t n = group_mass.size() / num_kv_heads;
@@ -68,6 +69,8 @@ std::vector<float> shared_window_scores(std::span<const float> group_mass, int32
     for (int32_t g = 0; g < num_kv_heads; ++g) {
         for (size_t j = 0; j < n; ++j) shared[j] = std::max(shared[j], group_mass[g * n + j]);
     }
+    // Before pooling: an average pool of per-rank maxima is not the pool of the maximum.
+    max_over_ranks(comm, shared);
     return pool1d(shared, kernel, pool);
 }
 

@@ -14,12 +14,17 @@
 // for the candidates j in [0, num_candidates). The group mean is what a per-KV-head cache would
 // rank by; the max over KV heads makes one token-shared set keep what any KV head needs. With
 // G = 1 it is the plain max over heads.
+//
+// Tensor parallelism: a rank holds whole KV groups, so m_g is rank-local (G is the same on every
+// rank); r[j] is the max over every rank's KV heads (a kMax reduction before pooling, exact), so
+// every rank keeps the same entries, those of a single rank.
 #pragma once
 
 #include <cstdint>
 #include <span>
 #include <vector>
 
+#include "backend/communicator.h"
 #include "backend/ops.h"
 #include "sparse/key_scorer.h"
 #include "sparse/ranking.h"
@@ -56,8 +61,9 @@ std::vector<float> window_group_mass(const KeyScorer& keys,
                                      const QueryWindow& window, int32_t num_candidates,
                                      const AttentionArgs& args);
 
-// s f32 [num_candidates]: the max over KV heads of window_group_mass's rows, pooled.
+// s f32 [num_candidates]: the max over KV heads of window_group_mass's rows, pooled; over every
+// rank's KV heads when `comm` is a tensor-parallel group (null: one rank).
 std::vector<float> shared_window_scores(std::span<const float> group_mass, int32_t num_kv_heads,
-                                        int32_t kernel, PoolKind pool);
+                                        int32_t kernel, PoolKind pool, Communicator* comm);
 
 }  // namespace se

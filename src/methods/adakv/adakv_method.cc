@@ -2,7 +2,8 @@
 // prompt entries, the layer's budget is split across the heads by a global top-k with a per-head
 // floor, and each head keeps its share plus the window. Per KV head: one lane per (layer, KV
 // head), whose compaction is the head's selection; decode appends to every head and evicts
-// nothing. README.md gives the rule and the knobs.
+// nothing. Under tensor parallelism the split runs over every rank's heads (their scores gathered)
+// and each rank compacts its own heads. README.md gives the rule and the knobs.
 #include <fmt/core.h>
 
 #include <memory>
@@ -29,12 +30,13 @@ struct AdaKnobs {
 
 class AdaRuntime final : public MethodRuntime {
   public:
-    AdaRuntime(AdaKnobs knobs, EvictingCacheManager& cache, const ModelConfig& model)
+    AdaRuntime(AdaKnobs knobs, EvictingCacheManager& cache, const MethodContext& context)
         : knobs_(knobs),
           cache_(cache),
-          num_kv_heads_(model.num_kv_heads),
-          num_layers_(model.num_layers),
-          width_(model.num_heads * model.head_dim) {}
+          num_kv_heads_(context.model.num_kv_heads),
+          num_layers_(context.model.num_layers),
+          width_(context.model.num_heads * context.model.head_dim),
+          comm_(context.comm) {}
 
     void prepare_step(const StepPlan& plan) override {
         plan_ = plan;
@@ -100,7 +102,7 @@ class AdaRuntime final : public MethodRuntime {
                                           head_args, knobs_.kernel));
         }
         const std::vector<int32_t> caps =
-            adakv::adaptive_head_caps(scores, knobs_.budget - w, knobs_.alpha);
+            adakv::rank_head_caps(scores, knobs_.budget - w, knobs_.alpha, comm_);
         for (int32_t g = 0; g < num_kv_heads_; ++g) {
             Compaction c{
                 .seq = seq, .lane = cache_.lane(layer, g), .keep = top_k(scores[g], caps[g])};
@@ -123,7 +125,8 @@ class AdaRuntime final : public MethodRuntime {
     EvictingCacheManager& cache_;
     int32_t num_kv_heads_ = 0;
     int32_t num_layers_ = 0;
-    int32_t width_ = 0;  // num_heads * head_dim, one query row
+    int32_t width_ = 0;             // num_heads * head_dim, one query row
+    Communicator* comm_ = nullptr;  // the tensor-parallel group (null: one rank)
     std::unordered_map<SeqId, std::vector<QueryWindow>> windows_;  // [seq][layer]
     StepPlan plan_;
     EvictionPlan pending_;
@@ -158,7 +161,7 @@ Expected<Method> create_adakv(const MethodContext& context) {
                                                    static_cast<size_t>(num_layers), k.budget),
                                                .bounded_decode = false,
                                                .max_step_tokens = context.max_step_tokens}));
-    auto runtime = std::make_unique<AdaRuntime>(k, *cache, context.model);
+    auto runtime = std::make_unique<AdaRuntime>(k, *cache, context);
     return Method{.runtime = std::move(runtime), .cache = std::move(cache)};
 }
 

@@ -10,11 +10,11 @@
 
 namespace se::h2o {
 
-void add_attention_mass(const PagedKvCache& cache, const PagedSeq& seq, const ConstTensorView& q,
-                        const AttentionArgs& args, std::span<float> acc, int32_t num_threads) {
-    SE_CHECK(static_cast<int32_t>(acc.size()) == seq.kv_len, "%zu scores for %d entries",
-             acc.size(), seq.kv_len);
-    if (seq.q_len == 0) return;
+std::vector<float> step_attention_mass(const PagedKvCache& cache, const PagedSeq& seq,
+                                       const ConstTensorView& q, const AttentionArgs& args,
+                                       int32_t num_threads) {
+    std::vector<float> mass(static_cast<size_t>(seq.kv_len), 0.0f);
+    if (seq.q_len == 0) return mass;
     const KeyScorer scorer(cache, seq.block_table, seq.kv_len, args);
     const int32_t first_visible = seq.kv_len - seq.q_len + 1;
     // Rows are split over threads in fixed contiguous ranges, each summed in row order into a
@@ -23,7 +23,7 @@ void add_attention_mass(const PagedKvCache& cache, const PagedSeq& seq, const Co
     const int32_t num_ranges = std::max(
         1, std::min(num_threads > 0 ? num_threads : omp_get_max_threads(), seq.q_len / 16));
     std::vector<std::vector<double>> sums(static_cast<size_t>(num_ranges),
-                                          std::vector<double>(acc.size(), 0.0));
+                                          std::vector<double>(mass.size(), 0.0));
 #pragma omp parallel for num_threads(num_ranges) schedule(static, 1) if (num_ranges > 1)
     for (int32_t range = 0; range < num_ranges; ++range) {
         std::vector<float> probs(static_cast<size_t>(args.num_heads) * seq.kv_len);
@@ -40,11 +40,12 @@ void add_attention_mass(const PagedKvCache& cache, const PagedSeq& seq, const Co
             }
         }
     }
-    for (size_t j = 0; j < acc.size(); ++j) {
+    for (size_t j = 0; j < mass.size(); ++j) {
         double total = 0.0;
         for (const std::vector<double>& own : sums) total += own[j];
-        acc[j] += static_cast<float>(total);
+        mass[j] = static_cast<float>(total);
     }
+    return mass;
 }
 
 }  // namespace se::h2o

@@ -1,7 +1,9 @@
 // H2O: keep the recent entries plus the heavy hitters, the older entries that received the most
 // attention mass so far, `budget` entries per layer, evicting physically after every step.
 // Token-shared, one lane per layer; the accumulated mass lives in the cache manager as entry
-// scores, compacted together with the KV. README.md gives the rule and the knobs.
+// scores, compacted together with the KV. Under tensor parallelism each step's mass is summed
+// over the ranks' query heads before it is added, so every rank holds the same scores and evicts
+// the same entries. README.md gives the rule and the knobs.
 #include <fmt/core.h>
 
 #include <cmath>
@@ -13,6 +15,7 @@
 #include "sparse/evicting_cache_manager.h"
 #include "sparse/knobs.h"
 #include "sparse/method_registry.h"
+#include "sparse/rank_reduce.h"
 
 namespace se {
 namespace {
@@ -26,8 +29,12 @@ struct H2oKnobs {
 
 class H2oRuntime final : public MethodRuntime {
   public:
-    H2oRuntime(H2oKnobs knobs, EvictingCacheManager& cache, int32_t num_layers, int32_t num_threads)
-        : knobs_(knobs), cache_(cache), num_layers_(num_layers), num_threads_(num_threads) {}
+    H2oRuntime(H2oKnobs knobs, EvictingCacheManager& cache, const MethodContext& context)
+        : knobs_(knobs),
+          cache_(cache),
+          num_layers_(context.model.num_layers),
+          num_threads_(context.num_threads),
+          comm_(context.comm) {}
 
     void prepare_step(const StepPlan& plan) override { plan_ = plan; }
     Selection select_prefill(int32_t, const ConstTensorView&) override { return Selection::full(); }
@@ -38,10 +45,21 @@ class H2oRuntime final : public MethodRuntime {
     void on_attention_end(int32_t layer, const AttentionStats& stats) override {
         const PagedKvRead& read = std::get<PagedKvRead>(stats.view.payload);
         SE_CHECK(read.seqs.size() == stats.plan.seqs.size());
+        // Every sequence's mass side by side: one reduction over the ranks per layer.
+        mass_.clear();
+        for (const PagedSeq& seq : read.seqs) {
+            const std::vector<float> m =
+                h2o::step_attention_mass(*read.cache, seq, stats.q, stats.args, num_threads_);
+            mass_.insert(mass_.end(), m.begin(), m.end());
+        }
+        sum_over_ranks(comm_, mass_);
+        const float* m = mass_.data();
         for (size_t i = 0; i < read.seqs.size(); ++i) {
-            h2o::add_attention_mass(
-                *read.cache, read.seqs[i], stats.q, stats.args,
-                cache_.entry_scores(stats.plan.seqs[i].seq_id, cache_.lane(layer)), num_threads_);
+            const std::span<float> acc =
+                cache_.entry_scores(stats.plan.seqs[i].seq_id, cache_.lane(layer));
+            SE_CHECK(static_cast<int32_t>(acc.size()) == read.seqs[i].kv_len,
+                     "%zu scores for %d entries", acc.size(), read.seqs[i].kv_len);
+            for (float& a : acc) a += *m++;
         }
     }
 
@@ -67,7 +85,9 @@ class H2oRuntime final : public MethodRuntime {
     EvictingCacheManager& cache_;
     int32_t num_layers_ = 0;
     int32_t num_threads_ = 0;
+    Communicator* comm_ = nullptr;  // the tensor-parallel group (null: one rank)
     StepPlan plan_;
+    std::vector<float> mass_;  // f32 [sum of the step's kv_len]: the layer's step mass
 };
 
 Expected<H2oKnobs> parse_knobs(const nlohmann::json& json) {
@@ -95,7 +115,7 @@ Expected<Method> create_h2o(const MethodContext& context) {
              .bounded_decode = true,
              .max_step_tokens = context.max_step_tokens + k.evict_interval - 1,
              .entry_scores = true}));
-    auto runtime = std::make_unique<H2oRuntime>(k, *cache, num_layers, context.num_threads);
+    auto runtime = std::make_unique<H2oRuntime>(k, *cache, context);
     return Method{.runtime = std::move(runtime), .cache = std::move(cache)};
 }
 

@@ -1,7 +1,9 @@
 // OmniKV: nothing is evicted; at decode, filter layers score the whole context with the step's
 // query after their (full) attention, and the layers after each filter read only the chosen
 // entries plus the sink and the recent window. Token-shared: one set per (sequence, filter
-// layer), as PySE does. README.md gives the rule and the knobs.
+// layer), as PySE does; under tensor parallelism the token scores (a max over query heads) are
+// reduced over the ranks, so every rank reads the same set. README.md gives the rule and the
+// knobs.
 #include <fmt/core.h>
 
 #include <memory>
@@ -13,6 +15,7 @@
 #include "sparse/key_scorer.h"
 #include "sparse/knobs.h"
 #include "sparse/method_registry.h"
+#include "sparse/rank_reduce.h"
 #include "sparse/ranking.h"
 
 namespace se {
@@ -26,8 +29,9 @@ struct OmniKvKnobs {
 
 class OmniKvRuntime final : public MethodRuntime {
   public:
-    OmniKvRuntime(OmniKvKnobs knobs, OmniKvLayerPlan layers, FullCacheManager& cache)
-        : knobs_(knobs), layers_(std::move(layers)), cache_(cache) {}
+    OmniKvRuntime(OmniKvKnobs knobs, OmniKvLayerPlan layers, FullCacheManager& cache,
+                  Communicator* comm)
+        : knobs_(knobs), layers_(std::move(layers)), cache_(cache), comm_(comm) {}
 
     void prepare_step(const StepPlan&) override { picks_.clear(); }
 
@@ -68,6 +72,8 @@ class OmniKvRuntime final : public MethodRuntime {
         scorer.score(stats.q.f32() + int64_t{seq.q_start} * stats.q.cols, len, ScoreMode::kLogits,
                      logits_);
         candidate_scores(logits_, stats.args.num_heads, len, knobs_.sink, end, scores_);
+        // The max over this rank's heads, then over every rank's (exact).
+        max_over_ranks(comm_, scores_);
         std::vector<int32_t> ids;
         for (int32_t j = 0; j < knobs_.sink; ++j) ids.push_back(j);
         for (const int32_t j : top_k(scores_, keep)) ids.push_back(knobs_.sink + j);
@@ -79,7 +85,8 @@ class OmniKvRuntime final : public MethodRuntime {
     OmniKvKnobs knobs_;
     OmniKvLayerPlan layers_;
     FullCacheManager& cache_;
-    std::vector<SeqPick> picks_;  // the step's set per sequence (plan order), from picks_from_
+    Communicator* comm_ = nullptr;  // the tensor-parallel group (null: one rank)
+    std::vector<SeqPick> picks_;    // the step's set per sequence (plan order), from picks_from_
     int32_t picks_from_ = 0;
     std::vector<float> logits_;  // f32 [num_heads, L]
     std::vector<float> scores_;  // f32 [L - R - S]
@@ -123,7 +130,7 @@ Expected<Method> create_omnikv(const MethodContext& context) {
     auto cache = std::make_unique<FullCacheManager>(
         context.ops, std::move(store),
         FullCacheOptions{.enable_prefix_caching = context.enable_prefix_caching});
-    auto runtime = std::make_unique<OmniKvRuntime>(k, std::move(layers), *cache);
+    auto runtime = std::make_unique<OmniKvRuntime>(k, std::move(layers), *cache, context.comm);
     return Method{.runtime = std::move(runtime), .cache = std::move(cache)};
 }
 

@@ -71,7 +71,8 @@ Expected<Method> create_pyramidkv(const MethodContext& context) {
     auto runtime = std::make_unique<WindowEvictionRuntime>(
         WindowEvictionOptions{
             .rule = k.rule,
-            .schedule = [shape](int32_t len) { return pyramid_selection(shape, len); }},
+            .schedule = [shape](int32_t len) { return pyramid_selection(shape, len); },
+            .comm = context.comm},
         *cache, num_layers);
     return Method{.runtime = std::move(runtime), .cache = std::move(cache)};
 }

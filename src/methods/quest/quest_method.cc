@@ -2,7 +2,8 @@
 // the elementwise min and max of its keys (QuestCacheManager); at decode every layer from
 // `skip_layers` on reads the top pages by the upper bound of q . k plus the newest page.
 // Token-shared: one page set per (sequence, layer), the page score taking the max over all
-// query heads, as PySE does. README.md gives the rule and the knobs.
+// query heads, as PySE does; under tensor parallelism over every rank's heads (a max reduction),
+// so every rank reads the same pages. README.md gives the rule and the knobs.
 #include <algorithm>
 #include <limits>
 #include <memory>
@@ -12,6 +13,7 @@
 #include "methods/quest/quest_page_score.h"
 #include "sparse/knobs.h"
 #include "sparse/method_registry.h"
+#include "sparse/rank_reduce.h"
 #include "sparse/ranking.h"
 
 namespace se {
@@ -24,9 +26,10 @@ struct QuestKnobs {
 
 class QuestRuntime final : public MethodRuntime {
   public:
-    QuestRuntime(QuestKnobs knobs, QuestCacheManager& cache)
+    QuestRuntime(QuestKnobs knobs, QuestCacheManager& cache, Communicator* comm)
         : knobs_(knobs),
           cache_(cache),
+          comm_(comm),
           block_size_(cache.kv().layout().block_size),
           num_kv_heads_(cache.kv().layout().num_kv_heads),
           head_dim_(cache.kv().layout().head_dim),
@@ -65,6 +68,8 @@ class QuestRuntime final : public MethodRuntime {
                 scores_[p] = std::max(scores_[p], u);
             }
         }
+        // The max over this rank's heads, then over every rank's (exact).
+        max_over_ranks(comm_, scores_);
         std::vector<int32_t> pages = top_k(scores_, num_pages_ - 1);
         pages.push_back(n - 1);
         return SeqPick::only(std::move(pages));
@@ -72,6 +77,7 @@ class QuestRuntime final : public MethodRuntime {
 
     QuestKnobs knobs_;
     QuestCacheManager& cache_;
+    Communicator* comm_ = nullptr;  // the tensor-parallel group (null: one rank)
     int32_t block_size_ = 0;
     int32_t num_kv_heads_ = 0;
     int32_t head_dim_ = 0;
@@ -93,7 +99,7 @@ Expected<Method> create_quest(const MethodContext& context) {
     SE_ASSIGN_OR_RETURN(PagedKvStore store, make_full_kv_store(context, summary_bytes));
     auto cache = std::make_unique<QuestCacheManager>(context.ops, std::move(store), num_layers,
                                                      context.enable_prefix_caching);
-    auto runtime = std::make_unique<QuestRuntime>(k, *cache);
+    auto runtime = std::make_unique<QuestRuntime>(k, *cache, context.comm);
     return Method{.runtime = std::move(runtime), .cache = std::move(cache)};
 }
 

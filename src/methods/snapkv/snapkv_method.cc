@@ -64,7 +64,8 @@ Expected<Method> create_snapkv(const MethodContext& context) {
     auto runtime = std::make_unique<WindowEvictionRuntime>(
         WindowEvictionOptions{.rule = k.rule,
                               .decode_interval = k.decode_interval,
-                              .schedule = [layer_selection](int32_t) { return layer_selection; }},
+                              .schedule = [layer_selection](int32_t) { return layer_selection; },
+                              .comm = context.comm},
         *cache, num_layers);
     return Method{.runtime = std::move(runtime), .cache = std::move(cache)};
 }

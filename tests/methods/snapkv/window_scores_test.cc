@@ -101,7 +101,7 @@ TEST_P(WindowScoresTest, MatchTheNaiveWindowMass) {
     for (int32_t kernel : {1, 3, 7}) {
         for (bool max_pool : {true, false}) {
             const std::vector<float> got = shared_window_scores(
-                mass, num_kv_heads, kernel, max_pool ? PoolKind::kMax : PoolKind::kAvg);
+                mass, num_kv_heads, kernel, max_pool ? PoolKind::kMax : PoolKind::kAvg, nullptr);
             const std::vector<double> want =
                 naive_window_scores(heads, keys, queries, visible, candidates, kernel, max_pool);
             ASSERT_EQ(got.size(), want.size());

@@ -4,6 +4,40 @@
 #include <random>
 
 namespace se::testing {
+namespace {
+
+// Forwards every hook to the method's runtime and keeps what it decided.
+class RecordingRuntime final : public MethodRuntime {
+  public:
+    RecordingRuntime(MethodRuntime& inner, std::vector<StepDecisions>& out)
+        : inner_(inner), out_(out) {}
+
+    bool reads_activations_on_host() const override { return inner_.reads_activations_on_host(); }
+    void prepare_step(const StepPlan& plan) override {
+        out_.emplace_back();
+        inner_.prepare_step(plan);
+    }
+    bool needs_attention_stats(int32_t layer, StepPhase phase) const override {
+        return inner_.needs_attention_stats(layer, phase);
+    }
+    Selection select_prefill(int32_t layer, const ConstTensorView& q) override {
+        return out_.back().selections.emplace_back(inner_.select_prefill(layer, q));
+    }
+    Selection select_decode(int32_t layer, const ConstTensorView& q) override {
+        return out_.back().selections.emplace_back(inner_.select_decode(layer, q));
+    }
+    void on_attention_end(int32_t layer, const AttentionStats& stats) override {
+        inner_.on_attention_end(layer, stats);
+    }
+    void on_layer_end(int32_t layer) override { inner_.on_layer_end(layer); }
+    EvictionPlan finish_step() override { return out_.back().eviction = inner_.finish_step(); }
+
+  private:
+    MethodRuntime& inner_;
+    std::vector<StepDecisions>& out_;
+};
+
+}  // namespace
 
 Expected<std::unique_ptr<ContractDriver>> ContractDriver::create(const std::string& method,
                                                                  const nlohmann::json& knobs,
@@ -37,10 +71,16 @@ Expected<std::unique_ptr<ContractDriver>> ContractDriver::create(const std::stri
                                                  .kv_cache_bytes = options.kv_cache_bytes,
                                                  .knobs = d->knobs_,
                                                  .enable_prefix_caching = caching,
-                                                 .max_step_tokens = options.max_step_tokens}));
+                                                 .max_step_tokens = options.max_step_tokens,
+                                                 .comm = options.comm}));
     SE_RETURN_IF_ERROR(check_payloads(*d->ops_, *d->method_.cache));
-    d->controller_ = std::make_unique<SparseController>(*d->ops_, *d->method_.runtime,
-                                                        *d->method_.cache, d->args_);
+    MethodRuntime* runtime = d->method_.runtime.get();
+    if (options.record_decisions) {
+        d->recorder_ = std::make_unique<RecordingRuntime>(*runtime, d->decisions_);
+        runtime = d->recorder_.get();
+    }
+    d->controller_ =
+        std::make_unique<SparseController>(*d->ops_, *runtime, *d->method_.cache, d->args_);
     return d;
 }
 

@@ -2,6 +2,9 @@
 // the model: per step and layer it hands in q, k and v (random, say), the driver stores, selects,
 // attends and evicts exactly as the engine would, and returns every layer's attention output.
 // Tests then compare what the method kept and computed with naive rules of their own.
+//
+// Under tensor parallelism (DriverOptions::comm) a driver is one rank: its model's heads are the
+// rank's shard and the test hands it the shard's columns (sharded_drivers.h runs whole groups).
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -10,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/communicator.h"
 #include "backend/cpu/cpu_ops.h"
 #include "model/model_config.h"
 #include "sparse/method_registry.h"
@@ -27,6 +31,17 @@ struct DriverOptions {
     int32_t max_step_tokens = 64;
     // Off by default: tests that exercise the prefix cache reach it through method().cache.
     bool enable_prefix_caching = false;
+    // The rank's tensor-parallel group (null: one rank); num_heads and num_kv_heads are then the
+    // rank's shard of the model's heads.
+    Communicator* comm = nullptr;
+    // Keeps what the runtime decided in every step (decisions()).
+    bool record_decisions = false;
+};
+
+// What a method's runtime decided in one step: each layer's selection, then the eviction plan.
+struct StepDecisions {
+    std::vector<Selection> selections;  // per layer, in layer order
+    EvictionPlan eviction;
 };
 
 // One layer's inputs for one step: f32 [n, num_heads * head_dim] and [n, num_kv_heads * head_dim]
@@ -52,6 +67,9 @@ class ContractDriver {
     std::vector<std::vector<float>> step(const StepPlan& plan,
                                          const std::vector<LayerInputs>& layers);
 
+    // Every step's decisions so far (record_decisions only).
+    const std::vector<StepDecisions>& decisions() const { return decisions_; }
+
     // Random inputs for every layer of a step of `num_tokens` tokens, N(0, 1) scaled by `scale`.
     std::vector<LayerInputs> random_inputs(int32_t num_tokens, uint64_t seed,
                                            float scale = 1.0f) const;
@@ -65,7 +83,9 @@ class ContractDriver {
     nlohmann::json knobs_;
     std::unique_ptr<CpuOps> ops_;
     Method method_;
+    std::unique_ptr<MethodRuntime> recorder_;  // wraps method_.runtime (record_decisions)
     std::unique_ptr<SparseController> controller_;
+    std::vector<StepDecisions> decisions_;
 };
 
 // ContractDriver::create, aborting the test binary with the error when the method refuses.
