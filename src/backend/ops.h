@@ -75,6 +75,12 @@ class Ops : public BackendMemory {
     virtual void embedding(std::span<const int32_t> ids, const ConstTensorView& table,
                            TensorView y) = 0;
 
+    // y f32 [n, d]: row i = table[ids[i] - first_id] where first_id <= ids[i] < first_id +
+    // table.rows, else zeros: this rank's part of a vocabulary-parallel embedding (the group's
+    // all-reduce adds the parts). ids are the full vocabulary's.
+    virtual void embedding_shard(std::span<const int32_t> ids, const ConstTensorView& table,
+                                 int32_t first_id, TensorView y) = 0;
+
     // y [n, out] = x act [n, in] · w^T, w a weight [out, in]; y is act, or F32 (logits); y must
     // not alias x.
     virtual void matmul(const ConstTensorView& x, const ConstTensorView& w, TensorView y) = 0;

@@ -15,6 +15,8 @@ class PagedOnlyOps final : public Ops {
     std::string_view name() const override { return "paged-only"; }
     bool reads(KvReadKind kind) const override { return kind == KvReadKind::kPaged; }
     void embedding(std::span<const int32_t>, const ConstTensorView&, TensorView) override {}
+    void embedding_shard(std::span<const int32_t>, const ConstTensorView&, int32_t,
+                         TensorView) override {}
     void matmul(const ConstTensorView&, const ConstTensorView&, TensorView) override {}
     void add_bias(TensorView, const ConstTensorView&) override {}
     void add(TensorView, const ConstTensorView&) override {}

@@ -53,6 +53,26 @@ void CpuOps::embedding(std::span<const int32_t> ids, const ConstTensorView& tabl
     }
 }
 
+void CpuOps::embedding_shard(std::span<const int32_t> ids, const ConstTensorView& table,
+                             int32_t first_id, TensorView y) {
+    const auto n = static_cast<int64_t>(ids.size());
+    SE_CHECK(y.rows == n && y.cols == table.cols && y.dtype == DType::kF32,
+             "embedding_shard: %lld ids into y [%lld, %lld], table width %lld",
+             static_cast<long long>(n), static_cast<long long>(y.rows),
+             static_cast<long long>(y.cols), static_cast<long long>(table.cols));
+    const int32_t num_threads = threads_for_elems(n * table.cols);
+#pragma omp parallel for num_threads(num_threads) if (num_threads > 1)
+    for (int64_t i = 0; i < n; ++i) {
+        SE_CHECK(ids[i] >= 0, "embedding_shard: id %d", ids[i]);
+        const int64_t row = int64_t{ids[i]} - first_id;
+        if (row >= 0 && row < table.rows) {
+            dequantize_row(table.dtype, table.row(row), y.f32_row(i), table.cols);
+        } else {
+            std::fill_n(y.f32_row(i), y.cols, 0.0f);
+        }
+    }
+}
+
 void CpuOps::matmul(const ConstTensorView& x, const ConstTensorView& w, TensorView y) {
     cpu::matmul(x, w, y, scratch_);
 }

@@ -60,6 +60,8 @@ class CudaOps final : public Ops {
 
     void embedding(std::span<const int32_t> ids, const ConstTensorView& table,
                    TensorView y) override;
+    void embedding_shard(std::span<const int32_t> ids, const ConstTensorView& table,
+                         int32_t first_id, TensorView y) override;
     Status prepare_matmul(const ConstTensorView& w, DType y_dtype, int64_t max_m) override;
     void matmul(const ConstTensorView& x, const ConstTensorView& w, TensorView y) override;
     void project(const ConstTensorView& x, std::span<const ConstTensorView> ws,
