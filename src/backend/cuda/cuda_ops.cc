@@ -208,6 +208,7 @@ void CudaOps::run_projections(const char* op, const ConstTensorView& x,
                      .ldx = x.cols,
                      .m = static_cast<int32_t>(x.rows),
                      .k = x.cols,
+                     .segments = {},
                      .num_segments = static_cast<int32_t>(ws.size())};
         for (size_t i = 0; i < ws.size(); ++i) {
             p.segments[i] = {.w = bf16_data(ws[i], "matmul weight"),
