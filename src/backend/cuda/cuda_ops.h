@@ -95,6 +95,13 @@ class CudaOps final : public Ops {
     Status sample(const TensorView& logits, std::span<const LogitEdit> edits,
                   std::span<const RowSampling> rows, std::span<int32_t> tokens) override;
 
+    // What a collective of this rank's group (nccl_communicator.h) needs to run in order with
+    // the ops: the GPU, the stream every kernel runs on, and whether the step begun last is a
+    // replay (its ops launch nothing: the graph holds their kernels and collectives).
+    int32_t device() const { return options_.device; }
+    cudaStream_t stream() const { return stream_.get(); }
+    bool replaying() const { return graphs_ && graphs_->mode() == StepMode::kReplay; }
+
   private:
     CudaOps(CudaOpsOptions options, CudaStream stream, Gemm gemm, StepStaging staging);
 
@@ -110,8 +117,6 @@ class CudaOps final : public Ops {
         bool decode_rows = false;  // every sequence has one query row, at row = its index
     };
     const SeqMetadata& metadata(const PagedKvRead& kv);
-    // In a replayed step the ops stage their inputs and launch nothing (the graph will).
-    bool replaying() const { return graphs_ && graphs_->mode() == StepMode::kReplay; }
     // Allocation, host waits and copies cannot be part of a graph (nor could a replay skip them).
     void check_eager(const char* what) const;
     // Graphs record device addresses: any that may have moved makes them all stale.
