@@ -30,11 +30,12 @@ function(se_add_layer name)
   endif()
 endfunction()
 
-# se_add_test(<name> DEPS <targets...> [LABELS <labels...>]): one gtest binary per tests/ folder.
-# Its tests carry the ctest label `unit` unless LABELS names others instead: tests that need a
-# GPU say LABELS cuda, so that the CPU CI (ctest -LE cuda) never runs them.
+# se_add_test(<name> DEPS <targets...> [LABELS <labels...>] [SERIAL]): one gtest binary per tests/
+# folder. Its tests carry the ctest label `unit` unless LABELS names others instead: tests that
+# need a GPU say LABELS cuda, so that the CPU CI (ctest -LE cuda) never runs them. SERIAL: ctest
+# runs each of its tests alone (nothing beside it under -j), for tests that take every GPU.
 function(se_add_test name)
-  cmake_parse_arguments(ARG "" "" "DEPS;LABELS" ${ARGN})
+  cmake_parse_arguments(ARG "SERIAL" "" "DEPS;LABELS" ${ARGN})
   file(GLOB srcs CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*.cc)
   if(NOT srcs)
     return()
@@ -48,6 +49,22 @@ function(se_add_test name)
   endif()
   # Tests run side by side (ctest -j): OpenMP threads that busy-wait at barriers would steal the
   # cores their siblings need, so test processes wait passively.
-  gtest_discover_tests(${name} PROPERTIES LABELS "${labels}" ENVIRONMENT "OMP_WAIT_POLICY=passive"
-                       DISCOVERY_TIMEOUT 60)
+  list(GET labels 0 first_label)
+  gtest_discover_tests(${name} PROPERTIES LABELS ${first_label} ENVIRONMENT "OMP_WAIT_POLICY=passive"
+                       DISCOVERY_TIMEOUT 60 TEST_LIST ${name}_TESTS)
+  # PROPERTIES passes each list element as an argument of its own (a second label would become a
+  # property name), so the whole list, and RUN_SERIAL, are set by a script that ctest reads after
+  # the discovered tests.
+  list(LENGTH labels num_labels)
+  if(num_labels GREATER 1 OR ARG_SERIAL)
+    set(extra "LABELS \"${labels}\"")
+    if(ARG_SERIAL)
+      string(APPEND extra " RUN_SERIAL TRUE")
+    endif()
+    set(script ${CMAKE_CURRENT_BINARY_DIR}/${name}_properties.cmake)
+    file(WRITE ${script} "if(DEFINED ${name}_TESTS)\n"
+                         "  set_tests_properties(\${${name}_TESTS} PROPERTIES ${extra})\n"
+                         "endif()\n")
+    set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES ${script})
+  endif()
 endfunction()

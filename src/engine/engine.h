@@ -192,12 +192,15 @@ class Engine {
     std::vector<int32_t> eos_token_ids_;
     int32_t max_model_len_ = 0;
     uint64_t cache_ns_base_ = 0;
+    // Declared before every backend: a communicator outlives the ops whose CUDA graphs captured
+    // its collectives (nccl_communicator.h).
+    std::vector<std::unique_ptr<Communicator>> comms_;
     std::unique_ptr<Ops> ops_;
     std::unique_ptr<DecoderModel> model_;
     Method method_;
     std::unique_ptr<SparseController> controller_;
     // Tensor parallelism: each rank's shard of the model and its weights (device copies on a
-    // GPU), ranks 1.. and their threads, and the group's communicators.
+    // GPU), ranks 1.. and their threads.
     struct FollowerRank {
         std::unique_ptr<Ops> ops;
         std::unique_ptr<DecoderModel> model;
@@ -207,7 +210,6 @@ class Engine {
     std::vector<ModelShard> shards_;
     std::vector<WeightStore> rank_weights_;
     std::unique_ptr<RankThreads> rank_threads_;
-    std::vector<std::unique_ptr<Communicator>> comms_;
     std::vector<FollowerRank> followers_;
     std::unique_ptr<ChainCache> chains_;
     std::unique_ptr<ChainAwareOracle> oracle_;

@@ -1,5 +1,6 @@
-// cuda::embedding against ReferenceOps::embedding on a bf16 table: bf16 -> f32 is exact, so the
-// rows must be equal bit for bit.
+// cuda::embedding against ReferenceOps::embedding on a bf16 table, and on a vocabulary shard
+// against ReferenceOps::embedding_shard (directly and through CudaOps, whose ids go through the
+// step staging): bf16 -> f32 is exact, so the rows must be equal bit for bit.
 #include "backend/cuda/embedding.h"
 
 #include <gtest/gtest.h>
@@ -7,6 +8,7 @@
 #include <limits>
 
 #include "backend/cpu/reference_ops.h"
+#include "backend/cuda/cuda_ops.h"
 #include "cuda_test_util.h"
 
 namespace se::cuda {
@@ -24,19 +26,20 @@ struct Gathered {
     Status status;
 };
 
-Gathered gather(const std::vector<int32_t>& ids, const std::vector<float>& table, int32_t hidden) {
+// Runs the kernel with the table's rows, first id and outside rule from `shape`.
+Gathered gather(const std::vector<int32_t>& ids, const std::vector<float>& table, int32_t hidden,
+                EmbeddingParams shape = {.vocab_size = kVocab}) {
     const DeviceBuffer d_ids = upload(ids);
     const DeviceBuffer d_table = upload_bf16(table);
     const auto n = static_cast<int32_t>(ids.size());
     const DeviceBuffer d_out = poisoned(sizeof(float) * n * hidden);
     Gathered r;
-    r.status = embedding({.ids = d_ids.as<int32_t>(),
-                          .table = d_table.as<bf16>(),
-                          .out = d_out.as<float>(),
-                          .num_tokens = n,
-                          .vocab_size = kVocab,
-                          .hidden = hidden},
-                         nullptr);
+    shape.ids = d_ids.as<int32_t>();
+    shape.table = d_table.as<bf16>();
+    shape.out = d_out.as<float>();
+    shape.num_tokens = n;
+    shape.hidden = hidden;
+    r.status = embedding(shape, nullptr);
     r.got = download<float>(d_out, static_cast<size_t>(n) * hidden);
     return r;
 }
@@ -66,6 +69,64 @@ TEST_P(EmbeddingTest, OutOfRangeIdGivesNanRow) {
         EXPECT_TRUE(std::isnan(r.got[hidden + c]));
         EXPECT_TRUE(std::isnan(r.got[2 * hidden + c]));
     }
+}
+
+// Rows [kShardFirst, kShardFirst + kShardRows) of a kVocab-row table, as one rank holds them.
+constexpr int32_t kShardFirst = 300;
+constexpr int32_t kShardRows = 400;
+
+TEST_P(EmbeddingTest, ShardGathersItsRowsExactlyAndZerosForOtherIds) {
+    const int32_t hidden = GetParam();
+    const std::vector<float> shard = testing::random_bf16_values(int64_t{kShardRows} * hidden, 3);
+    // Below, at and past both ends of the shard, repeats, and an id past the whole vocabulary.
+    const std::vector<int32_t> ids = {0, 299, 300, 301, 699, 700, 999, 500, 500, 5000};
+    const Gathered r = gather(
+        ids, shard, hidden,
+        {.vocab_size = kShardRows, .first_id = kShardFirst, .outside = EmbeddingOutside::kZero});
+    ASSERT_TRUE(r.status.ok()) << r.status.to_string();
+
+    std::vector<float> want(ids.size() * hidden);
+    ReferenceOps().embedding_shard(
+        ids, {DType::kF32, shard.data(), kShardRows, hidden}, kShardFirst,
+        {DType::kF32, want.data(), static_cast<int64_t>(ids.size()), hidden});
+    testing::expect_all_equal(r.got, want, "embedding_shard");
+}
+
+TEST_P(EmbeddingTest, ShardGivesANegativeIdANanRow) {
+    const int32_t hidden = GetParam();
+    const std::vector<float> shard = testing::random_bf16_values(int64_t{kShardRows} * hidden, 4);
+    const Gathered r = gather(
+        {-1, 0}, shard, hidden,
+        {.vocab_size = kShardRows, .first_id = kShardFirst, .outside = EmbeddingOutside::kZero});
+    ASSERT_TRUE(r.status.ok()) << r.status.to_string();
+    for (int32_t c = 0; c < hidden; ++c) {
+        EXPECT_TRUE(std::isnan(r.got[c]));
+        EXPECT_EQ(r.got[hidden + c], 0.0f);
+    }
+}
+
+TEST(CudaOpsEmbeddingShard, EqualsTheReferenceBitForBit) {
+    constexpr int32_t kHidden = 64;
+    auto ops = testing::must(CudaOps::create({.max_step_tokens = 64, .max_seqs = 4}));
+    const std::vector<uint16_t> shard =
+        testing::to_bf16(testing::random_floats(int64_t{kShardRows} * kHidden, 5));
+    const std::vector<int32_t> ids = {0, 300, 699, 700, 512, 299};
+    const auto n = static_cast<int64_t>(ids.size());
+    const size_t out_bytes = static_cast<size_t>(n) * kHidden * sizeof(float);
+    BackendBuffer table = testing::must(ops->allocate(shard.size() * sizeof(uint16_t)));
+    testing::must_ok(ops->copy_from_host(table.data(), shard.data(), table.size()));
+    BackendBuffer out = testing::must(ops->allocate(out_bytes));
+    std::vector<float> got = se::testing::nan_filled(n * kHidden);
+    testing::must_ok(ops->copy_from_host(out.data(), got.data(), out_bytes));
+
+    ops->embedding_shard(ids, {DType::kBF16, table.data(), kShardRows, kHidden}, kShardFirst,
+                         {DType::kF32, out.data(), n, kHidden});
+    testing::must_ok(ops->copy_to_host(got.data(), out.data(), out_bytes));
+
+    std::vector<float> want(got.size());
+    ReferenceOps().embedding_shard(ids, {DType::kBF16, shard.data(), kShardRows, kHidden},
+                                   kShardFirst, {DType::kF32, want.data(), n, kHidden});
+    testing::expect_all_equal(got, want, "CudaOps::embedding_shard");
 }
 
 INSTANTIATE_TEST_SUITE_P(Hidden, EmbeddingTest, ::testing::Values(8, 576, 1032, 4096));

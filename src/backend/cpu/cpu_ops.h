@@ -26,10 +26,10 @@ class CpuOps final : public Ops {
     std::string_view name() const override { return "cpu"; }
     int32_t num_threads() const { return scratch_.num_threads(); }
 
-    void embedding_shard(std::span<const int32_t> ids, const ConstTensorView& table,
-                         int32_t first_id, TensorView y) override;
     void embedding(std::span<const int32_t> ids, const ConstTensorView& table,
                    TensorView y) override;
+    void embedding_shard(std::span<const int32_t> ids, const ConstTensorView& table,
+                         int32_t first_id, TensorView y) override;
     void matmul(const ConstTensorView& x, const ConstTensorView& w, TensorView y) override;
     void add_bias(TensorView y, const ConstTensorView& bias) override;
     void add(TensorView y, const ConstTensorView& x) override;

@@ -102,11 +102,13 @@ void ReferenceOps::embedding_shard(std::span<const int32_t> ids, const ConstTens
                                    int32_t first_id, TensorView y) {
     SE_CHECK(y.rows == static_cast<int64_t>(ids.size()) && y.cols == table.cols);
     for (size_t i = 0; i < ids.size(); ++i) {
+        SE_CHECK(ids[i] >= 0);
         const int64_t row = int64_t{ids[i]} - first_id;
+        float* out = y.f32_row(static_cast<int64_t>(i));
         if (row >= 0 && row < table.rows) {
-            dequantize_row_reference(table.dtype, table.row(row), y.f32_row(i), table.cols);
+            dequantize_row_reference(table.dtype, table.row(row), out, table.cols);
         } else {
-            std::fill_n(y.f32_row(i), y.cols, 0.0f);
+            for (int64_t c = 0; c < y.cols; ++c) out[c] = 0.0f;
         }
     }
 }

@@ -11,10 +11,10 @@ class ReferenceOps final : public Ops {
   public:
     std::string_view name() const override { return "reference"; }
 
-    void embedding_shard(std::span<const int32_t> ids, const ConstTensorView& table,
-                         int32_t first_id, TensorView y) override;
     void embedding(std::span<const int32_t> ids, const ConstTensorView& table,
                    TensorView y) override;
+    void embedding_shard(std::span<const int32_t> ids, const ConstTensorView& table,
+                         int32_t first_id, TensorView y) override;
     void matmul(const ConstTensorView& x, const ConstTensorView& w, TensorView y) override;
     void add_bias(TensorView y, const ConstTensorView& bias) override;
     void add(TensorView y, const ConstTensorView& x) override;

@@ -155,6 +155,26 @@ void CudaOps::embedding(std::span<const int32_t> ids, const ConstTensorView& tab
                          stream_.get()));
 }
 
+void CudaOps::embedding_shard(std::span<const int32_t> ids, const ConstTensorView& table,
+                              int32_t first_id, TensorView y) {
+    const Timed timed(*this, "embedding");
+    SE_CHECK(y.dtype == DType::kF32 && y.rows == static_cast<int64_t>(ids.size()) &&
+             y.cols == table.cols && first_id >= 0);
+    // The kernel would give a negative id a NaN row; the host sees it first.
+    for (const int32_t id : ids) SE_CHECK(id >= 0, "embedding_shard: id %d", id);
+    const int32_t* device_ids = must(staging_.upload(ids, stream_.get()));
+    if (replaying()) return;
+    must(cuda::embedding({.ids = device_ids,
+                          .table = bf16_data(table, "embedding table"),
+                          .out = y.f32(),
+                          .num_tokens = rows32(y.rows),
+                          .vocab_size = rows32(table.rows),
+                          .hidden = static_cast<int32_t>(y.cols),
+                          .first_id = first_id,
+                          .outside = EmbeddingOutside::kZero},
+                         stream_.get()));
+}
+
 Status CudaOps::prepare_matmul(const ConstTensorView& w, DType y_dtype, int64_t max_m) {
     const GemmShape shape{
         .n = w.rows, .k = w.cols, .lda = w.cols, .ldd = w.rows, .d_dtype = y_dtype, .beta = 0.0f};
@@ -192,6 +212,7 @@ void CudaOps::run_projections(const char* op, const ConstTensorView& x,
                      .ldx = x.cols,
                      .m = static_cast<int32_t>(x.rows),
                      .k = x.cols,
+                     .segments = {},
                      .num_segments = static_cast<int32_t>(ws.size())};
         for (size_t i = 0; i < ws.size(); ++i) {
             p.segments[i] = {.w = bf16_data(ws[i], "matmul weight"),

@@ -61,6 +61,8 @@ class CudaOps final : public Ops {
 
     void embedding(std::span<const int32_t> ids, const ConstTensorView& table,
                    TensorView y) override;
+    void embedding_shard(std::span<const int32_t> ids, const ConstTensorView& table,
+                         int32_t first_id, TensorView y) override;
     Status prepare_matmul(const ConstTensorView& w, DType y_dtype, int64_t max_m) override;
     void matmul(const ConstTensorView& x, const ConstTensorView& w, TensorView y) override;
     void project(const ConstTensorView& x, std::span<const ConstTensorView> ws,
@@ -94,6 +96,13 @@ class CudaOps final : public Ops {
     Status sample(const TensorView& logits, std::span<const LogitEdit> edits,
                   std::span<const RowSampling> rows, std::span<int32_t> tokens) override;
 
+    // What a collective of this rank's group (nccl_communicator.h) needs to run in order with
+    // the ops: the GPU, the stream every kernel runs on, and whether the step begun last is a
+    // replay (its ops launch nothing: the graph holds their kernels and collectives).
+    int32_t device() const { return options_.device; }
+    cudaStream_t stream() const { return stream_.get(); }
+    bool replaying() const { return graphs_ && graphs_->mode() == StepMode::kReplay; }
+
   private:
     CudaOps(CudaOpsOptions options, CudaStream stream, Gemm gemm, StepStaging staging);
 
@@ -109,8 +118,6 @@ class CudaOps final : public Ops {
         bool decode_rows = false;  // every sequence has one query row, at row = its index
     };
     const SeqMetadata& metadata(const PagedKvRead& kv);
-    // In a replayed step the ops stage their inputs and launch nothing (the graph will).
-    bool replaying() const { return graphs_ && graphs_->mode() == StepMode::kReplay; }
     // Allocation, host waits and copies cannot be part of a graph (nor could a replay skip them).
     void check_eager(const char* what) const;
     // Graphs record device addresses: any that may have moved makes them all stale.

@@ -14,15 +14,18 @@ constexpr int kThreads = 128;
 __global__ void __launch_bounds__(kThreads) embedding_kernel(EmbeddingParams p) {
     const int32_t token = blockIdx.x;
     const int32_t id = p.ids[token];
-    const bool valid = id >= 0 && id < p.vocab_size;
+    const int64_t index = int64_t{id} - p.first_id;  // the row in this table
+    const bool valid = index >= 0 && index < p.vocab_size;
+    const float fill = p.outside == EmbeddingOutside::kZero && id >= 0 ? 0.0f : NAN;
     float* out = p.out + int64_t{token} * p.hidden;
-    const bf16* row = p.table + int64_t{valid ? id : 0} * p.hidden;
+    const bf16* row = p.table + (valid ? index : 0) * p.hidden;
     for (int32_t c = threadIdx.x * kVecElems; c < p.hidden; c += kThreads * kVecElems) {
         float v[kVecElems];
-        load_bf16x8(row + c, v);
-        if (!valid) {
+        if (valid) {
+            load_bf16x8(row + c, v);
+        } else {
 #pragma unroll
-            for (float& x : v) x = NAN;
+            for (float& x : v) x = fill;
         }
         store_f32x8(out + c, v);
     }
