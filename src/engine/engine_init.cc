@@ -149,7 +149,6 @@ Expected<int64_t> Engine::kv_cache_bytes(const Ops& ops) const {
 }
 
 Status Engine::init_method() {
-    const ModelConfig& mc = loaded_.config;
     if (config_.block_size <= 0 || config_.block_size > 1024) {
         return invalid_argument(
             fmt::format("--block-size must be in [1, 1024], got {}", config_.block_size));
