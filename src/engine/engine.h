@@ -165,6 +165,10 @@ class Engine {
     uint64_t cache_namespace(const std::string& cache_salt) const;
     // Prefix-Cache Pruning (engine_prune.cc).
     Expected<RadixCache*> prefix_cache() const;
+    // op on rank 0's prefix cache and, with tensor parallelism, every other rank's (they must
+    // answer alike); rank 0's answer.
+    Expected<int32_t> on_every_prefix_cache(
+        const std::function<Expected<int32_t>(RadixCache&)>& op);
     void run_prune_job();
     Status prune(const PruneJobRequest& request, PruneJobResult& result);
     Status prune_prefix(const PruneJobRequest& request, PruneJobResult& result);

@@ -8,6 +8,7 @@
 #include "engine/prune_scorer.h"
 #include "kv/prefix_pruner.h"
 #include "sparse/full_cache_manager.h"
+#include "sparse/mirrored_cache_manager.h"
 
 namespace se {
 namespace {
@@ -36,10 +37,27 @@ Expected<RadixInspection> Engine::inspect_prefix(std::span<const int32_t> tokens
     return radix->inspect(cache_namespace(cache_salt), tokens);
 }
 
+Expected<int32_t> Engine::on_every_prefix_cache(
+    const std::function<Expected<int32_t>(RadixCache&)>& op) {
+    SE_ASSIGN_OR_RETURN(RadixCache * radix, prefix_cache());
+    Expected<int32_t> first = op(*radix);
+    if (tp_size() == 1) return first;
+    // Every rank holds its own copy of the prefix cache (its KV heads); they change together.
+    const auto* ranks = dynamic_cast<const MirroredCacheManager*>(method_.cache.get());
+    SE_CHECK(ranks != nullptr, "a tensor-parallel engine without its ranks' cache managers");
+    for (int32_t r = 1; r < ranks->size(); ++r) {
+        const Expected<int32_t> other = op(*ranks->rank(r).radix_cache());
+        SE_CHECK(other.ok() == first.ok() && (!first.ok() || other.value() == first.value()),
+                 "tensor-parallel ranks diverged: rank %d's prefix cache answered differently", r);
+    }
+    return first;
+}
+
 Expected<int32_t> Engine::delete_prefix_subtree(std::span<const int32_t> tokens,
                                                 const std::string& cache_salt) {
-    SE_ASSIGN_OR_RETURN(RadixCache * radix, prefix_cache());
-    auto removed = radix->delete_subtree(cache_namespace(cache_salt), tokens);
+    const uint64_t ns = cache_namespace(cache_salt);
+    auto removed =
+        on_every_prefix_cache([&](RadixCache& radix) { return radix.delete_subtree(ns, tokens); });
     refresh_gauges();
     return removed;
 }
@@ -47,8 +65,9 @@ Expected<int32_t> Engine::delete_prefix_subtree(std::span<const int32_t> tokens,
 Expected<int32_t> Engine::set_prefix_priority(std::span<const int32_t> tokens,
                                               const std::string& cache_salt,
                                               EvictionPriority priority) {
-    SE_ASSIGN_OR_RETURN(RadixCache * radix, prefix_cache());
-    return radix->set_priority(cache_namespace(cache_salt), tokens, priority);
+    const uint64_t ns = cache_namespace(cache_salt);
+    return on_every_prefix_cache(
+        [&](RadixCache& radix) { return radix.set_priority(ns, tokens, priority); });
 }
 
 Expected<int64_t> Engine::submit_prune(PruneJobRequest request) {
@@ -57,6 +76,11 @@ Expected<int64_t> Engine::submit_prune(PruneJobRequest request) {
         return failed_precondition(fmt::format(
             "chain_id: method {} keeps no chains (chain pruning is for methods that evict)",
             config_.sparse_method));
+    }
+    if (tp_size() > 1) {
+        return failed_precondition(
+            "pruning is not available with --tensor-parallel-size > 1 (its scoring pass runs "
+            "the model on one rank)");
     }
     if (!ops_->host_memory()) {
         return failed_precondition(fmt::format(

@@ -135,6 +135,51 @@ TEST_P(TensorParallelEngineTest, APrefixCacheHitOnEveryRankGivesTheSameTokens) {
     }
 }
 
+TEST_P(TensorParallelEngineTest, DeletingACachedPrefixDeletesItOnEveryRank) {
+    const auto one = make_engine(tp_config(dir_, "dense", nlohmann::json::object(), 1));
+    const auto many = make_engine(tp_config(dir_, "dense", nlohmann::json::object(), GetParam()));
+    const std::vector<int32_t> prompt = prompts()[1];
+    const std::vector<int32_t> head(prompt.begin(), prompt.begin() + 40);
+    for (Engine* e : {one.get(), many.get()}) {
+        ASSERT_TRUE(run_to_end(*e, prompt, greedy(4)).ok());
+        auto removed = e->delete_prefix_subtree(head);
+        ASSERT_TRUE(removed.ok()) << removed.status().to_string();
+        EXPECT_GT(removed.value(), 0);
+        ASSERT_TRUE(run_to_end(*e, prompt, greedy(4)).ok());
+    }
+    // The ranks dropped the same blocks (the mirrored manager checks that they agree), so the
+    // second run hit what one rank hits: the blocks before the deleted subtree.
+    EXPECT_EQ(many->prefix_cache_stats().num_hit_tokens, one->prefix_cache_stats().num_hit_tokens);
+    EXPECT_EQ(many->cache_capacity().num_free_blocks, one->cache_capacity().num_free_blocks);
+    EXPECT_FALSE(many->submit_prune({}).ok());  // refused with tensor parallelism
+}
+
+// A Chain Cache conversation of an eviction method: each turn resumes the compacted state on
+// every rank and prefills only the new turn.
+TEST_P(TensorParallelEngineTest, AChainConversationGivesTheSameTokensAsOneRank) {
+    const nlohmann::json knobs = {{"budget", 48}};
+    const auto one = make_engine(tp_config(dir_, "snapkv", knobs, 1));
+    const auto many = make_engine(tp_config(dir_, "snapkv", knobs, GetParam()));
+    std::vector<int32_t> history_one, history_many;
+    uint64_t seed = 900;
+    for (int turn = 0; turn < 3; ++turn) {
+        const std::vector<int32_t> user = random_tokens(seed++, 30, 98);
+        history_one.insert(history_one.end(), user.begin(), user.end());
+        history_many.insert(history_many.end(), user.begin(), user.end());
+        const RequestOptions chain{.on_delta = {}, .cache_salt = "", .chain_id = "c"};
+        auto a = run_to_end(*one, history_one, greedy(6), chain);
+        auto b = run_to_end(*many, history_many, greedy(6), chain);
+        ASSERT_TRUE(a.ok() && b.ok());
+        ASSERT_EQ(b.value().token_ids, a.value().token_ids) << "turn " << turn;
+        EXPECT_EQ(b.value().usage.cached_tokens, a.value().usage.cached_tokens) << "turn " << turn;
+        history_one.insert(history_one.end(), a.value().token_ids.begin(),
+                           a.value().token_ids.end());
+        history_many.insert(history_many.end(), b.value().token_ids.begin(),
+                            b.value().token_ids.end());
+    }
+    EXPECT_GT(many->chain_stats().num_resumed, 0);
+}
+
 // Every sparse method, with a budget well under the context so it really selects or evicts.
 TEST_P(TensorParallelEngineTest, EveryMethodGivesTheSameTokensAsOneRank) {
     for (const std::string& method : builtin_methods().ids()) {
