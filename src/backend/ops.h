@@ -107,7 +107,9 @@ class Ops : public BackendMemory {
     // y act [n, c] += bias f32 [1, c] broadcast over rows
     virtual void add_bias(TensorView y, const ConstTensorView& bias) = 0;
 
-    // y f32 [n, c] += x act [n, c] (the residual stream takes a sublayer's output)
+    // y f32 [n, c] += x act [n, c] (the residual stream takes a sublayer's output). x may also be
+    // F32 (a tensor-parallel all-reduce's sum): it is rounded to act first, as a matmul writing
+    // act would have rounded it.
     virtual void add(TensorView y, const ConstTensorView& x) = 0;
 
     // y act [n, c] = x f32 [n, c] / rms(x) * weight f32 [1, c]; y may alias x on the CPU.
@@ -115,7 +117,7 @@ class Ops : public BackendMemory {
                           TensorView y) = 0;
 
     // residual f32 [n, c] += x act [n, c], then y act [n, c] = rms_norm(residual): the seam
-    // between sublayers, one kernel where the backend fuses it.
+    // between sublayers, one kernel where the backend fuses it. x may be F32, as in add().
     virtual void add_rms_norm(TensorView residual, const ConstTensorView& x,
                               const ConstTensorView& weight, float eps, TensorView y) {
         add(residual, x);

@@ -38,7 +38,12 @@ DecoderModel::DecoderModel(ModelShard shard, DecoderWeights weights, Ops& ops, C
       weights_(std::move(weights)),
       ops_(ops),
       comm_(comm),
-      inv_freq_(rope_inv_freq(shard_.local)) {}
+      inv_freq_(rope_inv_freq(shard_.local)) {
+    // Biases are added in act: the rare o bias keeps the sum in act too.
+    sums_in_f32_ = comm_ != nullptr && ops_.activation_dtype() != DType::kF32 &&
+                   std::all_of(weights_.layers.begin(), weights_.layers.end(),
+                               [](const DecoderLayerWeights& w) { return w.o_bias.empty(); });
+}
 
 Status DecoderModel::reserve(int64_t max_tokens, int64_t max_logit_rows) {
     SE_RETURN_IF_ERROR(ensure_activations(max_tokens));
@@ -48,6 +53,10 @@ Status DecoderModel::reserve(int64_t max_tokens, int64_t max_logit_rows) {
     for (const ConstTensorView* weight :
          {&w.q_proj, &w.k_proj, &w.v_proj, &w.o_proj, &w.gate_proj, &w.up_proj, &w.down_proj}) {
         SE_RETURN_IF_ERROR(ops_.prepare_matmul(*weight, act, max_tokens));
+    }
+    if (sums_in_f32_) {
+        SE_RETURN_IF_ERROR(ops_.prepare_matmul(w.o_proj, DType::kF32, max_tokens));
+        SE_RETURN_IF_ERROR(ops_.prepare_matmul(w.down_proj, DType::kF32, max_tokens));
     }
     SE_RETURN_IF_ERROR(ops_.prepare_matmul(weights_.lm_head, DType::kF32, max_logit_rows));
     if (comm_ != nullptr) {
@@ -76,7 +85,8 @@ Status DecoderModel::ensure_activations(int64_t n) {
                           {&act_.attn, act, q_dim},
                           {&act_.proj, act, c.hidden_size},
                           {&act_.gate, act, c.intermediate_size},
-                          {&act_.up, act, c.intermediate_size}};
+                          {&act_.up, act, c.intermediate_size},
+                          {&act_.proj_sum, DType::kF32, sums_in_f32_ ? c.hidden_size : 0}};
     // Each tensor starts on a 256-byte boundary (what vectorised kernels and GEMMs want).
     auto padded = [](int64_t bytes) { return (bytes + 255) / 256 * 256; };
     int64_t total = 0;
@@ -115,7 +125,8 @@ void DecoderModel::forward(const ForwardBatch& batch, LayerAttention& attention,
     must(ensure_activations(n));
     // Views sized to this step (the buffers may be larger).
     Activations& a = act_;
-    for (TensorView* v : {&a.x, &a.h, &a.q, &a.k, &a.v, &a.attn, &a.proj, &a.gate, &a.up}) {
+    for (TensorView* v :
+         {&a.x, &a.h, &a.q, &a.k, &a.v, &a.attn, &a.proj, &a.gate, &a.up, &a.proj_sum}) {
         v->rows = n;
     }
     // The model brackets its own ops, so every caller of forward (engine, tests) gets the pair.
@@ -160,11 +171,8 @@ void DecoderModel::attention_block(int32_t layer, const ForwardBatch& batch,
     ops_.qk_norm_rope(a.q, a.k, batch.positions, rope, norm);
     attention.store(layer, a.k, a.v);
     attention.attend(layer, a.q, a.attn);
-    ops_.matmul(a.attn, w.o_proj, a.proj);
-    // The bias once, not once per rank's partial sum.
-    if (!w.o_bias.empty() && shard_.rank == 0) ops_.add_bias(a.proj, w.o_bias);
-    all_reduce(a.proj);
-    ops_.add_rms_norm(a.x, a.proj, w.post_norm, config_.rms_norm_eps, a.h);
+    const TensorView out = row_parallel(a.attn, w.o_proj, w.o_bias);
+    ops_.add_rms_norm(a.x, out, w.post_norm, config_.rms_norm_eps, a.h);
 }
 
 void DecoderModel::mlp_block(int32_t layer) {
@@ -174,18 +182,23 @@ void DecoderModel::mlp_block(int32_t layer) {
     const TensorView gate_up[] = {a.gate, a.up};
     ops_.project(a.h, gate_up_w, gate_up);
     ops_.silu_mul(a.gate, a.up, a.gate);
-    ops_.matmul(a.gate, w.down_proj, a.proj);
-    all_reduce(a.proj);
+    const TensorView out = row_parallel(a.gate, w.down_proj, ConstTensorView{});
     if (layer + 1 < config_.num_layers) {
-        ops_.add_rms_norm(a.x, a.proj, weights_.layers[layer + 1].input_norm, config_.rms_norm_eps,
+        ops_.add_rms_norm(a.x, out, weights_.layers[layer + 1].input_norm, config_.rms_norm_eps,
                           a.h);
     } else {
-        ops_.add(a.x, a.proj);
+        ops_.add(a.x, out);
     }
 }
 
-void DecoderModel::all_reduce(TensorView x) const {
-    if (comm_ != nullptr) comm_->all_reduce(x, ReduceOp::kSum);
+TensorView DecoderModel::row_parallel(const ConstTensorView& x, const ConstTensorView& w,
+                                      const ConstTensorView& bias) {
+    const TensorView out = sums_in_f32_ ? act_.proj_sum : act_.proj;
+    ops_.matmul(x, w, out);
+    // The bias once, not once per rank's partial product.
+    if (!bias.empty() && shard_.rank == 0) ops_.add_bias(out, bias);
+    if (comm_ != nullptr) comm_->all_reduce(out, ReduceOp::kSum);
+    return out;
 }
 
 void DecoderModel::lm_head(const ForwardBatch& batch, TensorView logits) {

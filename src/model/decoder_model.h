@@ -53,6 +53,9 @@ class DecoderModel {
         int64_t capacity = 0;
         BackendBuffer buffer;
         TensorView x, h, q, k, v, attn, proj, gate, up;
+        // Tensor parallelism where act is not F32: the row-parallel projections' partial
+        // products, all-reduced in F32 and rounded to act once (as one rank's matmul rounds).
+        TensorView proj_sum;
     };
     Status ensure_activations(int64_t num_tokens);
     Status ensure_final_hidden(int64_t num_rows);
@@ -63,14 +66,18 @@ class DecoderModel {
     void lm_head(const ForwardBatch& batch, TensorView logits);
     // Final norm and LM head of the logit rows into logits [rows, the rank's vocabulary rows].
     void lm_head_rows(const ForwardBatch& batch, TensorView logits);
-    // The row-parallel projections' partial sums, completed across the group.
-    void all_reduce(TensorView x) const;
+    // y = x · w^T of a row-parallel projection (o, down), completed across the group; returns
+    // the tensor holding it (act.proj, or F32 act.proj_sum; both are what add_rms_norm takes).
+    // `bias` (o's, may be empty) is added once.
+    TensorView row_parallel(const ConstTensorView& x, const ConstTensorView& w,
+                            const ConstTensorView& bias);
 
     ModelShard shard_;
     const ModelConfig& config_;  // shard_.local: the dimensions this rank computes
     DecoderWeights weights_;
     Ops& ops_;
     Communicator* comm_ = nullptr;  // null: one rank
+    bool sums_in_f32_ = false;      // row-parallel sums in F32 (act.proj_sum)
     BackendBuffer shard_logits_;    // f32 [num_logit_rows, the rank's vocabulary rows]
     std::vector<float> inv_freq_;   // f32 [head_dim / 2]
     Activations act_;

@@ -142,6 +142,54 @@ INSTANTIATE_TEST_SUITE_P(Rows, AddRmsNormGatherTest,
                                             ::testing::Values(576, 4096)),
                          gather_param_name);
 
+// An f32 x (a tensor-parallel all-reduce's sum) is rounded to bf16 before the add: residual and
+// out bit for bit those of the bf16 input holding its rounding.
+TEST(AddRmsNormF32Input, EqualsTheBf16InputOfItsRounding) {
+    constexpr int32_t kRows = 5, kCols = 2056;
+    constexpr int64_t n = int64_t{kRows} * kCols;
+    const std::vector<float> residual = testing::random_floats(n, 11, -3, 3);
+    const std::vector<float> x = testing::random_floats(n, 12, -3, 3);  // not bf16 values
+    std::vector<float> rounded(x.size());
+    for (size_t i = 0; i < x.size(); ++i) rounded[i] = bf16_to_f32(f32_to_bf16(x[i]));
+    const std::vector<float> weight = testing::random_floats(kCols, 13, 0.5f, 1.5f);
+    const DeviceBuffer d_weight = upload(weight);
+    const DeviceBuffer d_x32 = upload(x);
+    const DeviceBuffer d_x16 = upload_bf16(rounded);
+    std::vector<std::vector<float>> residuals, outs;
+    for (const bool f32_in : {true, false}) {
+        const DeviceBuffer d_residual = upload(residual);
+        const DeviceBuffer d_out = poisoned(2 * n);
+        const Status s = add_rms_norm({.residual = d_residual.as<float>(),
+                                       .x = f32_in ? nullptr : d_x16.as<bf16>(),
+                                       .x_f32 = f32_in ? d_x32.as<float>() : nullptr,
+                                       .weight = d_weight.as<float>(),
+                                       .out = d_out.as<bf16>(),
+                                       .num_rows = kRows,
+                                       .cols = kCols,
+                                       .eps = kEps},
+                                      nullptr);
+        ASSERT_TRUE(s.ok()) << s.to_string();
+        residuals.push_back(download<float>(d_residual, n));
+        outs.push_back(download_bf16(d_out, n));
+    }
+    testing::expect_all_equal(residuals[0], residuals[1], "residual");
+    testing::expect_all_equal(outs[0], outs[1], "out");
+    EXPECT_NE(residuals[0][0], residual[0] + x[0]);  // x was rounded (seed 12: not a bf16 value)
+}
+
+TEST(AddRmsNormArgs, XAndXF32TogetherAreRejected) {
+    const DeviceBuffer a = poisoned(64);
+    const Status s = add_rms_norm({.residual = a.as<float>(),
+                                   .x = a.as<bf16>(),
+                                   .x_f32 = a.as<float>(),
+                                   .weight = a.as<float>(),
+                                   .out = a.as<bf16>(),
+                                   .num_rows = 1,
+                                   .cols = 8},
+                                  nullptr);
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+}
+
 TEST(AddRmsNormArgs, RowsWithXIsRejected) {
     const DeviceBuffer residual = upload(std::vector<float>(64, 1.0f));
     const DeviceBuffer x = upload_bf16(std::vector<float>(64, 1.0f));

@@ -32,9 +32,15 @@ __global__ void __launch_bounds__(kThreads) add_rms_norm_kernel(AddRmsNormParams
     for (int32_t c = threadIdx.x * kVecElems; c < p.cols; c += kThreads * kVecElems) {
         float r[kVecElems];
         load_f32x8(residual + c, r);
-        if (p.x != nullptr) {
+        if (p.x != nullptr || p.x_f32 != nullptr) {
             float x[kVecElems];
-            load_bf16x8(p.x + base + c, x);
+            if (p.x != nullptr) {
+                load_bf16x8(p.x + base + c, x);
+            } else {
+                load_f32x8(p.x_f32 + base + c, x);
+#pragma unroll
+                for (int i = 0; i < kVecElems; ++i) x[i] = __bfloat162float(__float2bfloat16(x[i]));
+            }
 #pragma unroll
             for (int i = 0; i < kVecElems; ++i) r[i] += x[i];
             store_f32x8(residual + c, r);
@@ -60,10 +66,14 @@ Status add_rms_norm(const AddRmsNormParams& p, cudaStream_t stream) {
     constexpr std::string_view kName = "add_rms_norm";
     SE_RETURN_IF_ERROR(check_vec_elems(kName, "cols", p.cols));
     for (const void* ptr : {static_cast<const void*>(p.residual), static_cast<const void*>(p.x),
-                            static_cast<const void*>(p.weight), static_cast<const void*>(p.out)}) {
+                            static_cast<const void*>(p.x_f32), static_cast<const void*>(p.weight),
+                            static_cast<const void*>(p.out)}) {
         SE_RETURN_IF_ERROR(check_aligned(kName, "an operand", ptr));
     }
-    if (p.rows != nullptr && p.x != nullptr) {
+    if (p.x != nullptr && p.x_f32 != nullptr) {
+        return invalid_argument("add_rms_norm: x and x_f32 both given");
+    }
+    if (p.rows != nullptr && (p.x != nullptr || p.x_f32 != nullptr)) {
         return invalid_argument(
             "add_rms_norm: rows needs x == null (gathered rows are normalised, nothing is added)");
     }

@@ -14,8 +14,12 @@
 namespace se::cuda {
 
 struct AddRmsNormParams {
-    float* residual = nullptr;      // f32 [num_rows, cols], updated in place (with rows: only read)
-    const bf16* x = nullptr;        // bf16 [num_rows, cols]; can be null: no add (first layer)
+    float* residual = nullptr;  // f32 [num_rows, cols], updated in place (with rows: only read)
+    const bf16* x = nullptr;    // bf16 [num_rows, cols]; can be null: no add (first layer)
+    // f32 [num_rows, cols] instead of x (at most one of them): each element is rounded to bf16
+    // before the add, as a matmul writing bf16 would have rounded it (a tensor-parallel
+    // all-reduce's f32 sum of partial products).
+    const float* x_f32 = nullptr;
     const float* weight = nullptr;  // f32 [cols]
     bf16* out = nullptr;            // bf16 [num_rows, cols]
     // i32 [num_rows], device; null: row i of out is row i of residual. Else row i of out is

@@ -254,8 +254,10 @@ void CudaOps::add(TensorView y, const ConstTensorView& x) {
     const Timed timed(*this, "residual_add");
     SE_CHECK(y.dtype == DType::kF32 && y.rows == x.rows && y.cols == x.cols);
     if (replaying()) return;
+    const bool f32_in = x.dtype == DType::kF32;
     must(residual_add({.residual = y.f32(),
-                       .x = bf16_data(x, "residual add input"),
+                       .x = f32_in ? nullptr : bf16_data(x, "residual add input"),
+                       .x_f32 = f32_in ? x.f32() : nullptr,
                        .x_stride = x.cols,
                        .num_rows = rows32(y.rows),
                        .cols = static_cast<int32_t>(y.cols)},
@@ -303,8 +305,10 @@ void CudaOps::add_rms_norm(TensorView residual, const ConstTensorView& x,
     SE_CHECK(residual.dtype == DType::kF32 && residual.rows == x.rows && residual.cols == x.cols &&
              y.rows == x.rows && y.cols == x.cols);
     if (replaying()) return;
+    const bool f32_in = x.dtype == DType::kF32;
     must(cuda::add_rms_norm({.residual = residual.f32(),
-                             .x = bf16_data(x, "residual add input"),
+                             .x = f32_in ? nullptr : bf16_data(x, "residual add input"),
+                             .x_f32 = f32_in ? x.f32() : nullptr,
                              .weight = f32_data(weight, "norm weight"),
                              .out = bf16_data(y, "rms_norm output"),
                              .num_rows = rows32(x.rows),

@@ -11,12 +11,18 @@ constexpr int kThreads = 128;
 // One block per row, 8 elements per access.
 __global__ void __launch_bounds__(kThreads) residual_add_kernel(ResidualAddParams p) {
     float* residual = p.residual + int64_t{blockIdx.x} * p.cols;
-    const bf16* x = p.x + int64_t{blockIdx.x} * p.x_stride;
+    const int64_t row = int64_t{blockIdx.x} * p.x_stride;
     for (int32_t c = threadIdx.x * kVecElems; c < p.cols; c += kThreads * kVecElems) {
         float r[kVecElems];
         float v[kVecElems];
         load_f32x8(residual + c, r);
-        load_bf16x8(x + c, v);
+        if (p.x != nullptr) {
+            load_bf16x8(p.x + row + c, v);
+        } else {
+            load_f32x8(p.x_f32 + row + c, v);
+#pragma unroll
+            for (int i = 0; i < kVecElems; ++i) v[i] = __bfloat162float(__float2bfloat16(v[i]));
+        }
 #pragma unroll
         for (int i = 0; i < kVecElems; ++i) r[i] += v[i];
         store_f32x8(residual + c, r);
@@ -31,7 +37,11 @@ Status residual_add(const ResidualAddParams& p, cudaStream_t stream) {
     SE_RETURN_IF_ERROR(check_vec_elems(kName, "x_stride", p.x_stride));
     SE_RETURN_IF_ERROR(check_aligned(kName, "residual", p.residual));
     SE_RETURN_IF_ERROR(check_aligned(kName, "x", p.x));
+    SE_RETURN_IF_ERROR(check_aligned(kName, "x_f32", p.x_f32));
     if (p.x_stride < p.cols) return invalid_argument("residual_add: x_stride < cols");
+    if ((p.x == nullptr) == (p.x_f32 == nullptr)) {
+        return invalid_argument("residual_add: give exactly one of x and x_f32");
+    }
     if (p.num_rows == 0) return Status::ok_status();
     residual_add_kernel<<<p.num_rows, kThreads, 0, stream>>>(p);
     return launch_status(kName);

@@ -14,7 +14,10 @@ namespace se::cuda {
 struct ResidualAddParams {
     float* residual = nullptr;  // f32 [num_rows, cols], updated in place
     const bf16* x = nullptr;    // bf16 [num_rows, x_stride], cols used
-    int64_t x_stride = 0;       // elements between rows of x: >= cols, a multiple of 8
+    // f32 [num_rows, x_stride] instead of x (exactly one of them): rounded to bf16 before the
+    // add, as in add_rms_norm's x_f32.
+    const float* x_f32 = nullptr;
+    int64_t x_stride = 0;  // elements between rows of x: >= cols, a multiple of 8
     int32_t num_rows = 0;
     int32_t cols = 0;  // a multiple of 8
 };
