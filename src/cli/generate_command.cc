@@ -39,6 +39,15 @@ nlohmann::ordered_json to_json(size_t index, const RequestOutput& out) {
     j["usage"] = {{"prompt_tokens", out.usage.prompt_tokens},
                   {"completion_tokens", out.usage.completion_tokens},
                   {"cached_tokens", out.usage.cached_tokens}};
+    if (!out.logprobs.empty()) {
+        // With --logprobs N: per token, its logprob and the top N (token id, logprob).
+        auto& lps = j["logprobs"] = nlohmann::ordered_json::array();
+        for (const SampledLogprobs& lp : out.logprobs) {
+            nlohmann::ordered_json top = nlohmann::ordered_json::array();
+            for (const TokenLogprob& t : lp.top_logprobs()) top.push_back({t.token, t.logprob});
+            lps.push_back({{"logprob", lp.logprob}, {"top", std::move(top)}});
+        }
+    }
     if (!out.error.ok()) j["error"] = out.error.to_string();
     return j;
 }
