@@ -142,6 +142,19 @@ void CudaOps::bind_thread() {
 }
 
 void CudaOps::embedding(std::span<const int32_t> ids, const ConstTensorView& table, TensorView y) {
+    gather_rows(ids, table, 0, EmbeddingOutside::kNan, y);
+}
+
+void CudaOps::embedding_shard(std::span<const int32_t> ids, const ConstTensorView& table,
+                              int32_t first_id, TensorView y) {
+    SE_CHECK(y.cols == table.cols && first_id >= 0);
+    // The kernel would give a negative id a NaN row; the host sees it first.
+    for (const int32_t id : ids) SE_CHECK(id >= 0, "embedding_shard: id %d", id);
+    gather_rows(ids, table, first_id, EmbeddingOutside::kZero, y);
+}
+
+void CudaOps::gather_rows(std::span<const int32_t> ids, const ConstTensorView& table,
+                          int32_t first_id, EmbeddingOutside outside, TensorView y) {
     const Timed timed(*this, "embedding");
     SE_CHECK(y.dtype == DType::kF32 && y.rows == static_cast<int64_t>(ids.size()));
     const int32_t* device_ids = must(staging_.upload(ids, stream_.get()));
@@ -151,27 +164,9 @@ void CudaOps::embedding(std::span<const int32_t> ids, const ConstTensorView& tab
                           .out = y.f32(),
                           .num_tokens = rows32(y.rows),
                           .vocab_size = rows32(table.rows),
-                          .hidden = static_cast<int32_t>(y.cols)},
-                         stream_.get()));
-}
-
-void CudaOps::embedding_shard(std::span<const int32_t> ids, const ConstTensorView& table,
-                              int32_t first_id, TensorView y) {
-    const Timed timed(*this, "embedding");
-    SE_CHECK(y.dtype == DType::kF32 && y.rows == static_cast<int64_t>(ids.size()) &&
-             y.cols == table.cols && first_id >= 0);
-    // The kernel would give a negative id a NaN row; the host sees it first.
-    for (const int32_t id : ids) SE_CHECK(id >= 0, "embedding_shard: id %d", id);
-    const int32_t* device_ids = must(staging_.upload(ids, stream_.get()));
-    if (replaying()) return;
-    must(cuda::embedding({.ids = device_ids,
-                          .table = bf16_data(table, "embedding table"),
-                          .out = y.f32(),
-                          .num_tokens = rows32(y.rows),
-                          .vocab_size = rows32(table.rows),
                           .hidden = static_cast<int32_t>(y.cols),
                           .first_id = first_id,
-                          .outside = EmbeddingOutside::kZero},
+                          .outside = outside},
                          stream_.get()));
 }
 

@@ -14,6 +14,7 @@
 
 #include "backend/cuda/decode_graphs.h"
 #include "backend/cuda/device_buffer.h"
+#include "backend/cuda/embedding.h"
 #include "backend/cuda/gemm.h"
 #include "backend/cuda/op_times.h"
 #include "backend/cuda/step_staging.h"
@@ -131,6 +132,9 @@ class CudaOps final : public Ops {
                          std::span<const ConstTensorView> ws, std::span<const TensorView> ys);
     float* decode_workspace(int64_t floats);
     const float* device_inv_freq(std::span<const float> inv_freq);
+    // embedding and embedding_shard: rows ids[i] - first_id of table, `outside` for other ids.
+    void gather_rows(std::span<const int32_t> ids, const ConstTensorView& table, int32_t first_id,
+                     EmbeddingOutside outside, TensorView y);
 
     // Brackets one op's kernels with timing events when time_ops is on.
     class Timed {
