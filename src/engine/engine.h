@@ -149,6 +149,10 @@ class Engine {
     // backend bound); the first failure, naming its rank.
     Status for_each_rank(const std::function<Status(int32_t)>& fn);
     Ops& rank_ops(int32_t rank) const;
+    DecoderModel& rank_model(int32_t rank) const;
+    SparseController& rank_controller(int32_t rank) const;
+    // Rank r's own cache manager (the engine's method_.cache is them all, mirrored).
+    CacheManager& rank_cache(int32_t rank) const;
     Communicator* rank_comm(int32_t rank) const;
     Status init_rank_backends(const BackendRequest& request);
     Status init_models();

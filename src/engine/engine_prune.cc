@@ -8,7 +8,6 @@
 #include "engine/prune_scorer.h"
 #include "kv/prefix_pruner.h"
 #include "sparse/full_cache_manager.h"
-#include "sparse/mirrored_cache_manager.h"
 
 namespace se {
 namespace {
@@ -43,10 +42,8 @@ Expected<int32_t> Engine::on_every_prefix_cache(
     Expected<int32_t> first = op(*radix);
     if (tp_size() == 1) return first;
     // Every rank holds its own copy of the prefix cache (its KV heads); they change together.
-    const auto* ranks = dynamic_cast<const MirroredCacheManager*>(method_.cache.get());
-    SE_CHECK(ranks != nullptr, "a tensor-parallel engine without its ranks' cache managers");
-    for (int32_t r = 1; r < ranks->size(); ++r) {
-        const Expected<int32_t> other = op(*ranks->rank(r).radix_cache());
+    for (int32_t r = 1; r < tp_size(); ++r) {
+        const Expected<int32_t> other = op(*rank_cache(r).radix_cache());
         SE_CHECK(other.ok() == first.ok() && (!first.ok() || other.value() == first.value()),
                  "tensor-parallel ranks diverged: rank %d's prefix cache answered differently", r);
     }
@@ -76,11 +73,6 @@ Expected<int64_t> Engine::submit_prune(PruneJobRequest request) {
         return failed_precondition(fmt::format(
             "chain_id: method {} keeps no chains (chain pruning is for methods that evict)",
             config_.sparse_method));
-    }
-    if (tp_size() > 1) {
-        return failed_precondition(
-            "pruning is not available with --tensor-parallel-size > 1 (its scoring pass runs "
-            "the model on one rank)");
     }
     if (!ops_->host_memory()) {
         return failed_precondition(fmt::format(
@@ -159,14 +151,20 @@ Status Engine::prune(const PruneJobRequest& request, PruneJobResult& result) {
 }
 
 Status Engine::prune_prefix(const PruneJobRequest& request, PruneJobResult& result) {
-    auto& cache = dynamic_cast<FullCacheManager&>(*method_.cache);
-    const int32_t bs = cache.capacity().block_size;
+    const int32_t bs = method_.cache->capacity().block_size;
     const auto whole = static_cast<size_t>(request.prefix.size() / bs * bs);
-    const PrefixPruneTarget target{.radix = *cache.radix_cache(),
-                                   .store = cache.mutable_kv(),
-                                   .ops = *ops_,
-                                   .ns = cache_namespace(request.cache_salt),
-                                   .tokens = std::span(request.prefix).first(whole)};
+    // Each rank's prefix cache and store (its KV heads); rank 0's decides, every rank applies.
+    auto full_cache = [&](int32_t r) -> FullCacheManager& {
+        return dynamic_cast<FullCacheManager&>(rank_cache(r));
+    };
+    auto target_of = [&](int32_t r) {
+        return PrefixPruneTarget{.radix = *full_cache(r).radix_cache(),
+                                 .store = full_cache(r).mutable_kv(),
+                                 .ops = rank_ops(r),
+                                 .ns = cache_namespace(request.cache_salt),
+                                 .tokens = std::span(request.prefix).first(whole)};
+    };
+    const PrefixPruneTarget target = target_of(0);
     auto pruned = pruned_blocks(target);
     if (!pruned.ok()) return not_found(pruned.status().message());
     SE_ASSIGN_OR_RETURN(PrunePlan plan,
@@ -193,8 +191,13 @@ Status Engine::prune_prefix(const PruneJobRequest& request, PruneJobResult& resu
         // A scoring sequence reads the cached prefix up to `position` (whole blocks).
         auto start = [&](SeqId seq, int32_t position) -> Status {
             const auto tokens = target.tokens.first(static_cast<size_t>(position));
-            if (cache.attach_cached(seq, target.ns, tokens) == position) return {};
-            cache.release(seq);
+            bool whole_prefix = true;
+            for (int32_t r = 0; r < tp_size(); ++r) {
+                whole_prefix =
+                    full_cache(r).attach_cached(seq, target.ns, tokens) == position && whole_prefix;
+            }
+            if (whole_prefix) return {};
+            method_.cache->release(seq);
             return not_found(fmt::format("the prefix cache lost tokens of [0, {})", position));
         };
         SE_ASSIGN_OR_RETURN(std::vector<float> scores,
@@ -204,6 +207,11 @@ Status Engine::prune_prefix(const PruneJobRequest& request, PruneJobResult& resu
                                                       .start = start}));
         choose_kept(scores, plan);
         SE_ASSIGN_OR_RETURN(result.blocks_freed, apply_prune(target, plan));
+        for (int32_t r = 1; r < tp_size(); ++r) {
+            const Expected<int32_t> freed = apply_prune(target_of(r), plan);
+            SE_CHECK(freed.ok() && freed.value() == result.blocks_freed,
+                     "tensor-parallel ranks diverged: pruning rank %d's prefix cache", r);
+        }
     }
     result.kept = plan.keep;
     result.freed = plan.freed();
@@ -274,22 +282,36 @@ Status Engine::prune_chain(const PruneJobRequest& request, PruneJobResult& resul
 
 Expected<std::vector<float>> Engine::score_for_prune(const PruneJobRequest& request,
                                                      const PruneScoring& s) {
-    PruneScorer scorer(*model_, *controller_, *method_.cache);
+    // Every rank scores with its own heads (the pass runs the whole model, so all ranks run it
+    // together); a candidate's score is the max over layers and heads, so the max over the
+    // ranks' scores is exactly what one rank of the whole model would score.
+    const auto num_candidates = s.candidates.size();
+    std::vector<std::vector<float>> rank_scores(static_cast<size_t>(tp_size()),
+                                                std::vector<float>(num_candidates, 0.0f));
     const auto n = static_cast<int32_t>(s.tokens.size());
-    std::vector<float> scores(s.candidates.size(), 0.0f);
     const SeqId seq = next_id_++;
     // One pass: a sequence started on the state before `context_len`, then the queries.
     auto pass = [&](int32_t context_len, std::span<const int32_t> queries, size_t first,
                     size_t count, RowReduction rows) -> Status {
         SE_RETURN_IF_ERROR(s.start(seq, context_len));
-        Status run = scorer.run({.seq = seq,
-                                 .context_len = context_len,
-                                 .queries = queries,
-                                 .candidates = s.candidates.subspan(first, count),
-                                 .rows = rows},
-                                std::span(scores).subspan(first, count));
+        Status run = for_each_rank([&](int32_t r) {
+            PruneScorer scorer(rank_model(r), rank_controller(r), rank_cache(r));
+            return scorer.run({.seq = seq,
+                               .context_len = context_len,
+                               .queries = queries,
+                               .candidates = s.candidates.subspan(first, count),
+                               .rows = rows},
+                              std::span(rank_scores[static_cast<size_t>(r)]).subspan(first, count));
+        });
         method_.cache->release(seq);
         return run;
+    };
+    auto scores = [&] {
+        std::vector<float> best = rank_scores.front();
+        for (const std::vector<float>& other : rank_scores) {
+            for (size_t k = 0; k < num_candidates; ++k) best[k] = std::max(best[k], other[k]);
+        }
+        return best;
     };
     if (request.policy == PrunePolicy::kObservationWindow) {
         // The window: the last observation_tokens of the state (from an aligned start), after
@@ -307,7 +329,7 @@ Expected<std::vector<float>> Engine::score_for_prune(const PruneJobRequest& requ
         }
         SE_RETURN_IF_ERROR(
             pass(start, s.tokens.subspan(start), 0, s.candidates.size(), RowReduction::kMean));
-        return scores;
+        return scores();
     }
     // kReconstruction: the state replayed after the instruction, in chunks of candidates, each with
     // a little of what came before it.
@@ -331,7 +353,7 @@ Expected<std::vector<float>> Engine::score_for_prune(const PruneJobRequest& requ
         SE_RETURN_IF_ERROR(pass(n, queries, first, count, RowReduction::kMax));
         first += count;
     }
-    return scores;
+    return scores();
 }
 
 }  // namespace se

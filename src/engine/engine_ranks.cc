@@ -29,6 +29,21 @@ Ops& Engine::rank_ops(int32_t rank) const {
     return rank == 0 ? *ops_ : *followers_[static_cast<size_t>(rank - 1)].ops;
 }
 
+DecoderModel& Engine::rank_model(int32_t rank) const {
+    return rank == 0 ? *model_ : *followers_[static_cast<size_t>(rank - 1)].model;
+}
+
+SparseController& Engine::rank_controller(int32_t rank) const {
+    return rank == 0 ? *controller_ : *followers_[static_cast<size_t>(rank - 1)].controller;
+}
+
+CacheManager& Engine::rank_cache(int32_t rank) const {
+    if (tp_size() == 1) return *method_.cache;
+    const auto* ranks = dynamic_cast<const MirroredCacheManager*>(method_.cache.get());
+    SE_CHECK(ranks != nullptr, "a tensor-parallel engine without its ranks' cache managers");
+    return ranks->rank(rank);
+}
+
 Communicator* Engine::rank_comm(int32_t rank) const {
     return comms_.empty() ? nullptr : comms_[static_cast<size_t>(rank)].get();
 }

@@ -1,7 +1,8 @@
 // Tensor parallelism on the CPU (ranks are threads, the communicator shared memory): the engine
 // split over 2 and 4 ranks computes what one rank computes, for dense and for every method (each
 // rank holds its own KV heads and the methods reduce their scores across ranks), with batched,
-// chunked prefill and decode, prefix-cache hits, and the same KV pool accounting.
+// chunked prefill and decode, prefix-cache hits and deletes, Chain Cache conversations, pruning
+// jobs on a cached prefix and on a chain, and the same KV pool accounting.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -151,7 +152,72 @@ TEST_P(TensorParallelEngineTest, DeletingACachedPrefixDeletesItOnEveryRank) {
     // second run hit what one rank hits: the blocks before the deleted subtree.
     EXPECT_EQ(many->prefix_cache_stats().num_hit_tokens, one->prefix_cache_stats().num_hit_tokens);
     EXPECT_EQ(many->cache_capacity().num_free_blocks, one->cache_capacity().num_free_blocks);
-    EXPECT_FALSE(many->submit_prune({}).ok());  // refused with tensor parallelism
+}
+
+// Runs a pruning job (it runs at the start of the next step) and returns its result.
+PruneJobResult run_prune(Engine& engine, PruneJobRequest request) {
+    auto id = engine.submit_prune(std::move(request));
+    SE_CHECK(id.ok(), "%s", id.status().to_string().c_str());
+    engine.step();
+    return *engine.prune_job(*id);
+}
+
+void expect_same_job(const PruneJobResult& tp, const PruneJobResult& one) {
+    EXPECT_EQ(tp.state, PruneJobState::kCompleted) << tp.message;
+    EXPECT_EQ(tp.state, one.state);
+    EXPECT_EQ(tp.tokens_in_ranges, one.tokens_in_ranges);
+    EXPECT_EQ(tp.kept, one.kept);
+    EXPECT_EQ(tp.freed, one.freed);
+    EXPECT_EQ(tp.blocks_freed, one.blocks_freed);
+}
+
+// Prefix-Cache Pruning: every rank scores with its heads, the max over ranks keeps what one rank
+// keeps, every rank drops the same entries, and the pruned prefix still hits.
+TEST_P(TensorParallelEngineTest, PruningACachedPrefixKeepsWhatOneRankKeeps) {
+    const auto one = make_engine(tp_config(dir_, "dense", nlohmann::json::object(), 1));
+    const auto many = make_engine(tp_config(dir_, "dense", nlohmann::json::object(), GetParam()));
+    const std::vector<int32_t> prompt = random_tokens(700, 200, 98);
+    std::vector<std::vector<int32_t>> after;
+    std::vector<PruneJobResult> jobs;
+    for (Engine* e : {one.get(), many.get()}) {
+        ASSERT_TRUE(run_to_end(*e, prompt, greedy(4)).ok());
+        jobs.push_back(run_prune(*e, {.prefix = prompt, .ranges = {{32, 128}}, .keep_tokens = 24}));
+        auto out = run_to_end(*e, prompt, greedy(8));
+        ASSERT_TRUE(out.ok());
+        after.push_back(out.value().token_ids);
+    }
+    expect_same_job(jobs[1], jobs[0]);
+    EXPECT_GT(jobs[1].blocks_freed, 0);
+    EXPECT_EQ(after[1], after[0]);
+    EXPECT_EQ(many->prefix_cache_stats().num_hit_tokens, one->prefix_cache_stats().num_hit_tokens);
+    EXPECT_EQ(many->cache_capacity().num_free_blocks, one->cache_capacity().num_free_blocks);
+}
+
+// Chain pruning (an eviction method's idle chain): the same, on the chain's retained state.
+TEST_P(TensorParallelEngineTest, PruningAChainKeepsWhatOneRankKeeps) {
+    const nlohmann::json knobs = {{"budget", 64}};
+    const auto one = make_engine(tp_config(dir_, "snapkv", knobs, 1));
+    const auto many = make_engine(tp_config(dir_, "snapkv", knobs, GetParam()));
+    std::vector<int32_t> history = random_tokens(800, 120, 98);
+    std::vector<std::vector<int32_t>> next_tokens;
+    std::vector<PruneJobResult> jobs;
+    const RequestOptions chain{.on_delta = {}, .cache_salt = "", .chain_id = "c"};
+    for (Engine* e : {one.get(), many.get()}) {
+        auto first = run_to_end(*e, history, greedy(4), chain);
+        ASSERT_TRUE(first.ok());
+        std::vector<int32_t> turn = history;
+        turn.insert(turn.end(), first.value().token_ids.begin(), first.value().token_ids.end());
+        jobs.push_back(run_prune(
+            *e, {.prefix = turn, .chain_id = "c", .ranges = {{8, 100}}, .keep_tokens = 10}));
+        const std::vector<int32_t> user = random_tokens(801, 20, 98);
+        turn.insert(turn.end(), user.begin(), user.end());
+        auto next = run_to_end(*e, turn, greedy(6), chain);
+        ASSERT_TRUE(next.ok());
+        next_tokens.push_back(next.value().token_ids);
+    }
+    expect_same_job(jobs[1], jobs[0]);
+    EXPECT_GT(jobs[1].freed, 0);
+    EXPECT_EQ(next_tokens[1], next_tokens[0]);
 }
 
 // A Chain Cache conversation of an eviction method: each turn resumes the compacted state on
