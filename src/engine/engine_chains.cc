@@ -3,7 +3,9 @@
 // pressure (least recently used first, before any running request is preempted).
 #include <fmt/core.h>
 
+#include "core/logging.h"
 #include "engine/engine.h"
+#include "sparse/mirrored_cache_manager.h"
 
 namespace se {
 
@@ -37,6 +39,13 @@ bool Engine::park_chain(const Sequence& seq) {
     if (id.empty() || !chains_->owns(id, seq.seq_id())) return false;
     if (*seq.output().finish_reason == FinishReason::kAbort || seq.num_computed_tokens() == 0 ||
         chains_->lost(id)) {
+        chains_->invalidate(id);
+        return false;
+    }
+    // Every rank must hold the same state for the chain; one that does not is not resumed.
+    const auto* ranks = dynamic_cast<const MirroredCacheManager*>(method_.cache.get());
+    if (ranks != nullptr && !ranks->ranks_agree_on(seq.seq_id(), loaded_.config.num_layers)) {
+        log_warn("chain {}: the tensor-parallel ranks retained different state; not kept", id);
         chains_->invalidate(id);
         return false;
     }

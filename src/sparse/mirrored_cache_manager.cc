@@ -10,7 +10,35 @@ bool same_pool(const CacheCapacity& a, const CacheCapacity& b) {
            a.entries_per_token == b.entries_per_token;
 }
 
+// FNV-1a over 64-bit words.
+uint64_t mix(uint64_t hash, uint64_t word) {
+    for (int byte = 0; byte < 8; ++byte) {
+        hash ^= (word >> (8 * byte)) & 0xffu;
+        hash *= 0x100000001b3ull;
+    }
+    return hash;
+}
+
+uint64_t state_digest(const CacheManager& cache, SeqId seq, int32_t num_layers) {
+    uint64_t hash =
+        mix(0xcbf29ce484222325ull, static_cast<uint64_t>(cache.oracle().release_gain(seq)));
+    for (int32_t layer = 0; layer < num_layers; ++layer) {
+        ResidentKeys keys;
+        if (!cache.resident_keys(seq, layer, keys)) break;
+        hash = mix(hash, keys.positions.size());
+        for (int32_t p : keys.positions) hash = mix(hash, static_cast<uint64_t>(p));
+    }
+    return hash;
+}
+
 }  // namespace
+
+bool MirroredCacheManager::ranks_agree_on(SeqId seq, int32_t num_layers) const {
+    const uint64_t first = state_digest(*ranks_.front(), seq, num_layers);
+    return std::all_of(ranks_.begin() + 1, ranks_.end(), [&](const auto& cache) {
+        return state_digest(*cache, seq, num_layers) == first;
+    });
+}
 
 MirroredCacheManager::MirroredCacheManager(std::vector<std::unique_ptr<CacheManager>> ranks)
     : ranks_(std::move(ranks)) {

@@ -27,6 +27,12 @@ class MirroredCacheManager final : public CacheManager {
     CacheManager& rank(int32_t r) const { return *ranks_[static_cast<size_t>(r)]; }
     int32_t size() const { return static_cast<int32_t>(ranks_.size()); }
 
+    // Whether every rank retains the same state for `seq` (a Chain Cache chain being parked): one
+    // digest per rank of the positions each of the `num_layers` layers holds (resident_keys) and
+    // of the blocks releasing it would free, compared with rank 0's. Methods with a set of
+    // entries per KV head (no resident_keys) are compared by their block counts alone.
+    bool ranks_agree_on(SeqId seq, int32_t num_layers) const;
+
     CacheCapacity capacity() const override;
     const MemoryOracle& oracle() const override { return oracle_; }
     int32_t attach_prefix(SeqId seq, const PrefixQuery& query) override;
