@@ -5,7 +5,7 @@
 // results are compared (a difference means the ranks diverged: a bug, so the process stops with
 // the operation's name); queries answer from rank 0, except capacity: the oracle answers for the
 // tightest rank (least available, largest cost), since methods that split a budget unevenly over
-// KV heads (AdaKV) fill the ranks' pools unevenly.
+// KV heads fill the ranks' pools unevenly.
 //
 // Step work does not pass through here: each rank's SparseController drives its own cache
 // manager (prepare_step, store, view, apply) on the rank's thread.
