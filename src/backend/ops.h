@@ -104,6 +104,17 @@ class Ops : public BackendMemory {
         for (size_t i = 0; i < ws.size(); ++i) matmul(x, ws[i], ys[i]);
     }
 
+    // y act [n, c] = silu(x · ws[0]^T) * (x · ws[1]^T): the gated MLP's first half, gate and up
+    // weights [c, in]. ys (gate, up) [n, c] are the two products' storage, which the default
+    // fills (project, then silu_mul) and a backend that fuses the three may leave untouched; y
+    // may alias ys[0] or ys[1].
+    virtual void project_silu_mul(const ConstTensorView& x, std::span<const ConstTensorView> ws,
+                                  std::span<const TensorView> ys, TensorView y) {
+        SE_CHECK(ws.size() == 2 && ys.size() == 2);
+        project(x, ws, ys);
+        silu_mul(ys[0], ys[1], y);
+    }
+
     // y act [n, c] += bias f32 [1, c] broadcast over rows
     virtual void add_bias(TensorView y, const ConstTensorView& bias) = 0;
 

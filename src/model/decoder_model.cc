@@ -180,8 +180,7 @@ void DecoderModel::mlp_block(int32_t layer) {
     Activations& a = act_;
     const ConstTensorView gate_up_w[] = {w.gate_proj, w.up_proj};
     const TensorView gate_up[] = {a.gate, a.up};
-    ops_.project(a.h, gate_up_w, gate_up);
-    ops_.silu_mul(a.gate, a.up, a.gate);
+    ops_.project_silu_mul(a.h, gate_up_w, gate_up, a.gate);
     const TensorView out = row_parallel(a.gate, w.down_proj, ConstTensorView{});
     if (layer + 1 < config_.num_layers) {
         ops_.add_rms_norm(a.x, out, weights_.layers[layer + 1].input_norm, config_.rms_norm_eps,

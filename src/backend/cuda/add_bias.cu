@@ -2,6 +2,7 @@
 #include "backend/cuda/bf16_vec.cuh"
 #include "backend/cuda/cuda_status.h"
 #include "backend/cuda/launch_checks.h"
+#include "backend/cuda/pdl.cuh"
 
 namespace se::cuda {
 namespace {
@@ -10,6 +11,9 @@ constexpr int kThreads = 128;
 
 // One block per row, 8 elements per access.
 __global__ void __launch_bounds__(kThreads) add_bias_kernel(AddBiasParams p) {
+    // Every input is an earlier kernel's output (pdl.cuh).
+    pdl_launch_dependents();
+    pdl_wait();
     bf16* y = p.y + int64_t{blockIdx.x} * p.row_stride;
     for (int32_t c = threadIdx.x * kVecElems; c < p.cols; c += kThreads * kVecElems) {
         float v[kVecElems];
@@ -32,8 +36,8 @@ Status add_bias(const AddBiasParams& p, cudaStream_t stream) {
     SE_RETURN_IF_ERROR(check_aligned(kName, "bias", p.bias));
     if (p.row_stride < p.cols) return invalid_argument("add_bias: row_stride < cols");
     if (p.num_rows == 0) return Status::ok_status();
-    add_bias_kernel<<<p.num_rows, kThreads, 0, stream>>>(p);
-    return launch_status(kName);
+    return cuda_status(launch_pdl(add_bias_kernel, dim3(p.num_rows), dim3(kThreads), 0, stream, p),
+                       kName);
 }
 
 }  // namespace se::cuda

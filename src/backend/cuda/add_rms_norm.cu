@@ -2,6 +2,7 @@
 #include "backend/cuda/bf16_vec.cuh"
 #include "backend/cuda/cuda_status.h"
 #include "backend/cuda/launch_checks.h"
+#include "backend/cuda/pdl.cuh"
 
 namespace se::cuda {
 namespace {
@@ -25,6 +26,9 @@ __device__ float block_sum(float v, float* scratch /* f32 [kWarps] */) {
 // the row back (each thread its own elements, from L1/L2) and normalises.
 __global__ void __launch_bounds__(kThreads) add_rms_norm_kernel(AddRmsNormParams p) {
     __shared__ float scratch[kWarps];
+    // Every input is an earlier kernel's output (pdl.cuh).
+    pdl_launch_dependents();
+    pdl_wait();
     const int64_t base = int64_t{blockIdx.x} * p.cols;
     float* residual =
         p.residual + (p.rows == nullptr ? base : int64_t{p.rows[blockIdx.x]} * p.cols);
@@ -78,8 +82,8 @@ Status add_rms_norm(const AddRmsNormParams& p, cudaStream_t stream) {
             "add_rms_norm: rows needs x == null (gathered rows are normalised, nothing is added)");
     }
     if (p.num_rows == 0) return Status::ok_status();
-    add_rms_norm_kernel<<<p.num_rows, kThreads, 0, stream>>>(p);
-    return launch_status(kName);
+    return cuda_status(
+        launch_pdl(add_rms_norm_kernel, dim3(p.num_rows), dim3(kThreads), 0, stream, p), kName);
 }
 
 }  // namespace se::cuda

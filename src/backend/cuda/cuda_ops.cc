@@ -14,7 +14,6 @@
 #include "backend/cuda/cuda_status.h"
 #include "backend/cuda/decode_attention.h"
 #include "backend/cuda/embedding.h"
-#include "backend/cuda/gemv.h"
 #include "backend/cuda/head_rms_norm.h"
 #include "backend/cuda/kv_move.h"
 #include "backend/cuda/kv_store.h"
@@ -203,20 +202,7 @@ void CudaOps::run_projections(const char* op, const ConstTensorView& x,
     if (x.rows == 0 || replaying()) return;
     // A decode step's few rows: the weights stream once, every projection of x in one launch.
     if (x.rows <= kGemvMaxRows && ws.size() <= static_cast<size_t>(kGemvMaxSegments)) {
-        GemvParams p{.x = bf16_data(x, "matmul input"),
-                     .ldx = x.cols,
-                     .m = static_cast<int32_t>(x.rows),
-                     .k = x.cols,
-                     .segments = {},
-                     .num_segments = static_cast<int32_t>(ws.size())};
-        for (size_t i = 0; i < ws.size(); ++i) {
-            p.segments[i] = {.w = bf16_data(ws[i], "matmul weight"),
-                             .y = ys[i].data,
-                             .n = ws[i].rows,
-                             .ldy = ys[i].cols,
-                             .y_dtype = ys[i].dtype};
-        }
-        must(gemv(p, stream_.get()));
+        run_gemv(x, ws, ys, GemvEpilogue::kStore);
         return;
     }
     for (size_t i = 0; i < ws.size(); ++i) {
@@ -232,6 +218,43 @@ void CudaOps::run_projections(const char* op, const ConstTensorView& x,
                                   .beta = 0.0f}},
                        stream_.get()));
     }
+}
+
+void CudaOps::run_gemv(const ConstTensorView& x, std::span<const ConstTensorView> ws,
+                       std::span<const TensorView> ys, GemvEpilogue epilogue) {
+    GemvParams p{.x = bf16_data(x, "matmul input"),
+                 .ldx = x.cols,
+                 .m = static_cast<int32_t>(x.rows),
+                 .k = x.cols,
+                 .segments = {},
+                 .num_segments = static_cast<int32_t>(ws.size()),
+                 .epilogue = epilogue};
+    for (size_t i = 0; i < ws.size(); ++i) {
+        p.segments[i] = {.w = bf16_data(ws[i], "matmul weight"),
+                         .y = ys[i].data,
+                         .n = ws[i].rows,
+                         .ldy = ys[i].cols,
+                         .y_dtype = ys[i].dtype};
+    }
+    must(gemv(p, stream_.get()));
+}
+
+void CudaOps::project_silu_mul(const ConstTensorView& x, std::span<const ConstTensorView> ws,
+                               std::span<const TensorView> ys, TensorView y) {
+    SE_CHECK(ws.size() == 2 && ys.size() == 2);
+    if (x.rows > kGemvMaxRows) {
+        Ops::project_silu_mul(x, ws, ys, y);
+        return;
+    }
+    const Timed timed(*this, "matmul");
+    SE_CHECK(ws[0].rows == ws[1].rows && ws[0].cols == x.cols && ws[1].cols == x.cols &&
+                 y.rows == x.rows && y.cols == ws[0].rows && y.dtype == DType::kBF16,
+             "project_silu_mul: x [%ld, %ld] gate [%ld, %ld] up [%ld, %ld] y [%ld, %ld]", x.rows,
+             x.cols, ws[0].rows, ws[0].cols, ws[1].rows, ws[1].cols, y.rows, y.cols);
+    if (x.rows == 0 || replaying()) return;
+    // The fused kernel writes silu(gate) * up to segment 0's output: y, not the gate storage.
+    const TensorView outs[] = {y, ys[1]};
+    run_gemv(x, ws, outs, GemvEpilogue::kSiluMul);
 }
 
 void CudaOps::add_bias(TensorView y, const ConstTensorView& bias) {

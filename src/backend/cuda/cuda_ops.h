@@ -16,6 +16,7 @@
 #include "backend/cuda/device_buffer.h"
 #include "backend/cuda/embedding.h"
 #include "backend/cuda/gemm.h"
+#include "backend/cuda/gemv.h"
 #include "backend/cuda/op_times.h"
 #include "backend/cuda/step_staging.h"
 #include "backend/cuda/stream.h"
@@ -68,6 +69,8 @@ class CudaOps final : public Ops {
     void matmul(const ConstTensorView& x, const ConstTensorView& w, TensorView y) override;
     void project(const ConstTensorView& x, std::span<const ConstTensorView> ws,
                  std::span<const TensorView> ys) override;
+    void project_silu_mul(const ConstTensorView& x, std::span<const ConstTensorView> ws,
+                          std::span<const TensorView> ys, TensorView y) override;
     void add_bias(TensorView y, const ConstTensorView& bias) override;
     void add(TensorView y, const ConstTensorView& x) override;
     void rms_norm(const ConstTensorView& x, const ConstTensorView& weight, float eps,
@@ -130,6 +133,10 @@ class CudaOps final : public Ops {
     // ys[i] = x · ws[i]^T through cuBLASLt (one GEMM each) or, at a few rows, one GEMV launch.
     void run_projections(const char* op, const ConstTensorView& x,
                          std::span<const ConstTensorView> ws, std::span<const TensorView> ys);
+    // The GEMV of x · ws^T at a few rows (x.rows <= kGemvMaxRows): into ys, or, with kSiluMul,
+    // silu(gate) * up into ys[0].
+    void run_gemv(const ConstTensorView& x, std::span<const ConstTensorView> ws,
+                  std::span<const TensorView> ys, GemvEpilogue epilogue);
     float* decode_workspace(int64_t floats);
     const float* device_inv_freq(std::span<const float> inv_freq);
     // embedding and embedding_shard: rows ids[i] - first_id of table, `outside` for other ids.

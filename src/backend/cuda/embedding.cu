@@ -4,6 +4,7 @@
 #include "backend/cuda/cuda_status.h"
 #include "backend/cuda/embedding.h"
 #include "backend/cuda/launch_checks.h"
+#include "backend/cuda/pdl.cuh"
 
 namespace se::cuda {
 namespace {
@@ -12,6 +13,9 @@ constexpr int kThreads = 128;
 
 // One block per token; each thread copies 8 elements at a time.
 __global__ void __launch_bounds__(kThreads) embedding_kernel(EmbeddingParams p) {
+    // Every input is an earlier kernel's output (pdl.cuh).
+    pdl_launch_dependents();
+    pdl_wait();
     const int32_t token = blockIdx.x;
     const int32_t id = p.ids[token];
     const int64_t index = int64_t{id} - p.first_id;  // the row in this table
@@ -39,8 +43,8 @@ Status embedding(const EmbeddingParams& p, cudaStream_t stream) {
     SE_RETURN_IF_ERROR(check_aligned(kName, "table", p.table));
     SE_RETURN_IF_ERROR(check_aligned(kName, "out", p.out));
     if (p.num_tokens == 0) return Status::ok_status();
-    embedding_kernel<<<p.num_tokens, kThreads, 0, stream>>>(p);
-    return launch_status(kName);
+    return cuda_status(
+        launch_pdl(embedding_kernel, dim3(p.num_tokens), dim3(kThreads), 0, stream, p), kName);
 }
 
 }  // namespace se::cuda

@@ -24,6 +24,17 @@
 // at two or three CTAs of 8 warps per SM that is 64-96 KB per SM, well over the ~35 KB that
 // Little's law asks of 4.8 TB/s at ~1 us of loaded latency. x (at most 8 rows) is read through
 // L1, where the CTAs of one SM sweeping k together share it; the weight bypasses L1.
+//
+// Launched as a programmatic dependent launch (pdl.cuh): a CTA's start-up and address arithmetic
+// overlap the previous kernel's end. Asking L2 for the first rounds' weights before pdl_wait()
+// was measured and made every shape slower (H200, 2026-12-01: gate|up 57 -> 69 us, down 39 -> 41,
+// LM head 249 -> 287 at m = 1 with per-lane L2 prefetches of two rounds; bulk prefetches of 4 or
+// 16 KB per row lost too; batch-1 decode steps 4.53 -> 4.92-5.77 ms), so the weights stream only
+// on demand.
+//
+// kSiluMul (the gated MLP): a CTA takes 8 rows of gate as the MMA's rows g and 8 rows of up, the
+// same output features, as its rows g + 8, so one thread ends with both sums of a feature and
+// writes silu(gate) * up: the two products and silu_mul in one launch, with the same roundings.
 #include <climits>
 #include <string>
 #include <string_view>
@@ -32,6 +43,7 @@
 #include "backend/cuda/cuda_status.h"
 #include "backend/cuda/gemv.h"
 #include "backend/cuda/launch_checks.h"
+#include "backend/cuda/pdl.cuh"
 #include "backend/cuda/warp_mma.cuh"
 
 namespace se::cuda {
@@ -110,10 +122,19 @@ __device__ __forceinline__ SegmentView segment_of(const GemvParams& p, int seg) 
     return v;
 }
 
+// silu_mul's arithmetic on the two projections as they would be stored (bf16), so that the fused
+// launch gives the bits of gemv + silu_mul.
+__device__ __forceinline__ bf16 silu_mul_of(float gate_sum, float up_sum) {
+    const float g = __bfloat162float(__float2bfloat16_rn(gate_sum));
+    const float u = __bfloat162float(__float2bfloat16_rn(up_sum));
+    return __float2bfloat16_rn(g / (1.0f + expf(-g)) * u);
+}
+
 // Sums the warps' accumulators of the CTA's 16 x 16 output tile (acc[h] holds x rows 8h..8h+7)
-// and stores the used part: thread e owns x row e / 16 and weight row e % 16, so neighbouring
-// threads write neighbouring y.
-template <int kHalves>
+// and stores the used part: thread e owns x row e / 16 and tile row e % 16, so neighbouring
+// threads write neighbouring y. With kSiluMul tile rows 0..7 are gate and 8..15 up of output
+// features row0 + (0..7); the threads of rows 0..7 write both.
+template <int kHalves, GemvEpilogue kEpilogue>
 __device__ __forceinline__ void store_tile(const float (&acc)[kHalves][4], const SegmentView& s,
                                            int64_t row0, int32_t m) {
     // f32 [warp, half * 4 + accumulator register, lane]
@@ -128,29 +149,41 @@ __device__ __forceinline__ void store_tile(const float (&acc)[kHalves][4], const
     __syncthreads();
     static_assert(kTileRows * kGemvMaxRows == kThreads);
     const int col = static_cast<int>(threadIdx.x) / kTileRows;  // x row
-    const int r = static_cast<int>(threadIdx.x) % kTileRows;    // weight row within the tile
-    const int64_t row = row0 + r;
-    if (col >= m || col >= kHalves * 8 || row >= s.n) return;
+    const int r = static_cast<int>(threadIdx.x) % kTileRows;    // row within the tile
     // The C fragment holds (row g, col 2t + j) in register j and (row g + 8, col 2t + j) in 2 + j.
     const int half = col / 8;
     const int src_lane = (r % 8) * 4 + (col % 8) / 2;
-    const int src_reg = half * 4 + (r / 8) * 2 + col % 2;
-    float sum = 0.0f;
+    const auto sum_of = [&](int tile_row) {
+        const int src_reg = half * 4 + (tile_row / 8) * 2 + col % 2;
+        float sum = 0.0f;
 #pragma unroll
-    for (int w = 0; w < kWarps; ++w) sum += partial[w][src_reg][src_lane];
-    const int64_t at = int64_t{col} * s.ldy + row;
-    if (s.y_f32) {
-        static_cast<float*>(s.y)[at] = sum;
+        for (int w = 0; w < kWarps; ++w) sum += partial[w][src_reg][src_lane];
+        return sum;
+    };
+    if (col >= m || col >= kHalves * 8) return;
+    if constexpr (kEpilogue == GemvEpilogue::kSiluMul) {
+        const int64_t row = row0 + r;
+        if (r >= kTileRows / 2 || row >= s.n) return;
+        static_cast<bf16*>(s.y)[int64_t{col} * s.ldy + row] = silu_mul_of(sum_of(r), sum_of(r + 8));
     } else {
-        static_cast<bf16*>(s.y)[at] = __float2bfloat16_rn(sum);
+        const int64_t row = row0 + r;
+        if (row >= s.n) return;
+        const float sum = sum_of(r);
+        const int64_t at = int64_t{col} * s.ldy + row;
+        if (s.y_f32) {
+            static_cast<float*>(s.y)[at] = sum;
+        } else {
+            static_cast<bf16*>(s.y)[at] = __float2bfloat16_rn(sum);
+        }
     }
 }
 
 // kHalves = 1: up to 8 rows of x; 2: up to 16, the second half a second B operand of the same
 // weight fragments (the weight still streams once).
-template <int kHalves>
+template <int kHalves, GemvEpilogue kEpilogue>
 __global__ void __launch_bounds__(kThreads, 4 - kHalves)
     gemv_kernel(GemvParams p, SegmentTiles tiles) {
+    pdl_launch_dependents();
     const int32_t tile = static_cast<int32_t>(blockIdx.x);
     int seg = 0;
     int32_t seg_begin = 0;
@@ -162,7 +195,10 @@ __global__ void __launch_bounds__(kThreads, 4 - kHalves)
         }
     }
     const SegmentView s = segment_of(p, seg);
-    const int64_t row0 = int64_t{tile - seg_begin} * kTileRows;
+    constexpr bool kGated = kEpilogue == GemvEpilogue::kSiluMul;
+    // Output features of the tile: 16 rows of one weight, or 8 of gate and the same 8 of up.
+    constexpr int kFeatures = kGated ? kTileRows / 2 : kTileRows;
+    const int64_t row0 = int64_t{tile - seg_begin} * kFeatures;
 
     const int lane = threadIdx.x % 32;
     const int warp = threadIdx.x / 32;
@@ -171,8 +207,15 @@ __global__ void __launch_bounds__(kThreads, 4 - kHalves)
     // Rows past n load row n - 1 again (in bounds, results never stored), so that every lane
     // issues the same loads.
     const int64_t last = s.n - 1;
-    const bf16* w_lo = s.w + (row0 + g < last ? row0 + g : last) * p.k + t * kVecElems;
-    const bf16* w_hi = s.w + (row0 + g + 8 < last ? row0 + g + 8 : last) * p.k + t * kVecElems;
+    const int64_t lo_row = row0 + g < last ? row0 + g : last;
+    const int64_t hi_row = kGated ? lo_row : (row0 + g + 8 < last ? row0 + g + 8 : last);
+    const bf16* w_lo = s.w + lo_row * p.k + t * kVecElems;
+    const bf16* w_hi = (kGated ? p.segments[1].w : s.w) + hi_row * p.k + t * kVecElems;
+    const int num_chunks = static_cast<int>(p.k / kVecElems);  // 16-byte chunks per row
+    const int num_quads = (num_chunks + 3) / 4;
+
+    pdl_wait();  // x is the previous kernel's output
+
     bool has_x[kHalves];
     const bf16* x_row[kHalves];
 #pragma unroll
@@ -180,9 +223,6 @@ __global__ void __launch_bounds__(kThreads, 4 - kHalves)
         has_x[h] = g + 8 * h < p.m;
         x_row[h] = p.x + (has_x[h] ? g + 8 * h : 0) * p.ldx + t * kVecElems;
     }
-    const int num_chunks = static_cast<int>(p.k / kVecElems);  // 16-byte chunks per row
-    const int num_quads = (num_chunks + 3) / 4;
-
     float acc[kHalves][4] = {};
     for (int q0 = warp; q0 < num_quads; q0 += kWarps * kUnroll) {
         uint4 lo[kUnroll];
@@ -210,20 +250,22 @@ __global__ void __launch_bounds__(kThreads, 4 - kHalves)
             }
         }
     }
-    store_tile<kHalves>(acc, s, row0, p.m);
+    store_tile<kHalves, kEpilogue>(acc, s, row0, p.m);
 }
 
 Status field_error(const std::string& field, const std::string& what) {
     return invalid_argument(std::string(kName) + ": " + field + " " + what);
 }
 
-Status check_segment(const GemvSegment& s, int index) {
+// writes_y: false for up of kSiluMul, whose y is never written (and may be null).
+Status check_segment(const GemvSegment& s, int index, bool writes_y) {
     const std::string name = "segments[" + std::to_string(index) + "]";
     if (s.n < 0) return field_error(name + ".n", "is " + std::to_string(s.n));
     if (s.n == 0) return Status::ok_status();
     if (s.w == nullptr) return field_error(name + ".w", "is null");
-    if (s.y == nullptr) return field_error(name + ".y", "is null");
     SE_RETURN_IF_ERROR(check_aligned(kName, name + ".w", s.w));
+    if (!writes_y) return Status::ok_status();
+    if (s.y == nullptr) return field_error(name + ".y", "is null");
     SE_RETURN_IF_ERROR(check_aligned(kName, name + ".y", s.y));
     if (s.ldy < s.n) {
         return field_error(name + ".ldy", std::to_string(s.ldy) + " < n " + std::to_string(s.n));
@@ -255,8 +297,32 @@ Status check_params(const GemvParams& p) {
                                                ", not in [1, " + std::to_string(kGemvMaxSegments) +
                                                "]");
     }
-    for (int i = 0; i < p.num_segments; ++i) SE_RETURN_IF_ERROR(check_segment(p.segments[i], i));
+    const bool gated = p.epilogue == GemvEpilogue::kSiluMul;
+    for (int i = 0; i < p.num_segments; ++i) {
+        SE_RETURN_IF_ERROR(check_segment(p.segments[i], i, !gated || i == 0));
+    }
+    if (!gated) return Status::ok_status();
+    if (p.num_segments != 2) {
+        return field_error("num_segments",
+                           "is " + std::to_string(p.num_segments) + ", kSiluMul takes gate and up");
+    }
+    if (p.segments[1].n != p.segments[0].n) {
+        return field_error("segments[1].n", std::to_string(p.segments[1].n) + " != gate's " +
+                                                std::to_string(p.segments[0].n));
+    }
+    if (p.segments[0].y_dtype != DType::kBF16) {
+        return field_error("segments[0].y_dtype", "is not bf16 (kSiluMul writes activations)");
+    }
     return Status::ok_status();
+}
+
+template <int kHalves, GemvEpilogue kEpilogue>
+Status launch(const GemvParams& p, const SegmentTiles& tiles, int64_t num_tiles,
+              cudaStream_t stream) {
+    return cuda_status(
+        launch_pdl(gemv_kernel<kHalves, kEpilogue>, dim3(static_cast<unsigned>(num_tiles)),
+                   dim3(kThreads), 0, stream, p, tiles),
+        kName);
 }
 
 }  // namespace
@@ -265,9 +331,14 @@ Status gemv(const GemvParams& p, cudaStream_t stream) {
     SE_RETURN_IF_ERROR(check_params(p));
     SegmentTiles tiles{};
     int64_t num_tiles = 0;
+    const bool gated = p.epilogue == GemvEpilogue::kSiluMul;
     for (int i = 0; i < kGemvMaxSegments; ++i) {
         tiles.begin[i] = static_cast<int32_t>(num_tiles);
-        if (i < p.num_segments) num_tiles += (p.segments[i].n + kTileRows - 1) / kTileRows;
+        // A gated tile is 8 features of gate and up together; up adds no tiles of its own.
+        if (i == 0 || (i < p.num_segments && !gated)) {
+            const int64_t features = gated ? kTileRows / 2 : kTileRows;
+            num_tiles += (p.segments[i].n + features - 1) / features;
+        }
         if (num_tiles > INT32_MAX) return field_error("segments", "have over 2^35 rows in all");
     }
     // Unused segments start at the total: no CTA reaches them.
@@ -275,12 +346,12 @@ Status gemv(const GemvParams& p, cudaStream_t stream) {
         tiles.begin[i] = static_cast<int32_t>(num_tiles);
     }
     if (num_tiles == 0) return Status::ok_status();
-    if (p.m <= 8) {
-        gemv_kernel<1><<<static_cast<unsigned>(num_tiles), kThreads, 0, stream>>>(p, tiles);
-    } else {
-        gemv_kernel<2><<<static_cast<unsigned>(num_tiles), kThreads, 0, stream>>>(p, tiles);
+    if (gated) {
+        return p.m <= 8 ? launch<1, GemvEpilogue::kSiluMul>(p, tiles, num_tiles, stream)
+                        : launch<2, GemvEpilogue::kSiluMul>(p, tiles, num_tiles, stream);
     }
-    return launch_status(kName);
+    return p.m <= 8 ? launch<1, GemvEpilogue::kStore>(p, tiles, num_tiles, stream)
+                    : launch<2, GemvEpilogue::kStore>(p, tiles, num_tiles, stream);
 }
 
 }  // namespace se::cuda

@@ -29,17 +29,25 @@ struct GemvSegment {
     DType y_dtype = DType::kBF16;  // kBF16 (activations) or kF32 (logits)
 };
 
+// What a launch writes. kSiluMul is the gated MLP's first half in one pass over gate and up:
+// segments[0] is gate, segments[1] up (the same n), and segments[0].y receives
+// silu(x · gate^T) * (x · up^T) in bf16, rounded as silu_mul of the two bf16 projections would
+// be (segments[1].y is not written).
+enum class GemvEpilogue { kStore, kSiluMul };
+
 struct GemvParams {
     const bf16* x = nullptr;                 // bf16 [m, ldx], k used
     int64_t ldx = 0;                         // elements between rows of x: >= k, a multiple of 8
     int32_t m = 0;                           // 1..kGemvMaxRows
     int64_t k = 0;                           // positive, a multiple of 8
     GemvSegment segments[kGemvMaxSegments];  // the first num_segments are used
-    int32_t num_segments = 0;                // 1..kGemvMaxSegments
+    int32_t num_segments = 0;                // 1..kGemvMaxSegments (2 for kSiluMul)
+    GemvEpilogue epilogue = GemvEpilogue::kStore;
 };
 
-// Enqueues y_s = x · w_s^T for every used segment on `stream`. Bad sizes, strides, null or
-// misaligned (16-byte) pointers are kInvalidArgument naming the field, e.g. "segments[1].ldy".
+// Enqueues y_s = x · w_s^T for every used segment on `stream` (or the kSiluMul product), as a
+// programmatic dependent launch (pdl.cuh). Bad sizes, strides, null or misaligned (16-byte)
+// pointers are kInvalidArgument naming the field, e.g. "segments[1].ldy".
 Status gemv(const GemvParams& p, cudaStream_t stream);
 
 }  // namespace se::cuda

@@ -2,6 +2,7 @@
 #include "backend/cuda/cuda_status.h"
 #include "backend/cuda/head_rms_norm.h"
 #include "backend/cuda/launch_checks.h"
+#include "backend/cuda/pdl.cuh"
 
 namespace se::cuda {
 namespace {
@@ -13,6 +14,9 @@ constexpr int kWarps = kThreads / 32;
 // sum needs no shared memory. Pass 2 reads the head again (from L1) rather than keep it in
 // registers, so any head_dim works.
 __global__ void __launch_bounds__(kThreads) head_rms_norm_kernel(HeadRmsNormParams p) {
+    // Every input is an earlier kernel's output (pdl.cuh).
+    pdl_launch_dependents();
+    pdl_wait();
     const int64_t head_index = int64_t{blockIdx.x} * kWarps + threadIdx.x / 32;
     if (head_index >= int64_t{p.num_rows} * p.num_heads) return;  // whole warps leave together
     const int64_t row = head_index / p.num_heads;
@@ -56,8 +60,8 @@ Status head_rms_norm(const HeadRmsNormParams& p, cudaStream_t stream) {
     const int64_t num_head_rows = int64_t{p.num_rows} * p.num_heads;
     if (num_head_rows <= 0) return Status::ok_status();
     const auto num_blocks = static_cast<unsigned>((num_head_rows + kWarps - 1) / kWarps);
-    head_rms_norm_kernel<<<num_blocks, kThreads, 0, stream>>>(p);
-    return launch_status(kName);
+    return cuda_status(
+        launch_pdl(head_rms_norm_kernel, dim3(num_blocks), dim3(kThreads), 0, stream, p), kName);
 }
 
 }  // namespace se::cuda

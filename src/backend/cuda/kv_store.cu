@@ -1,6 +1,7 @@
 #include "backend/cuda/cuda_status.h"
 #include "backend/cuda/kv_store.h"
 #include "backend/cuda/launch_checks.h"
+#include "backend/cuda/pdl.cuh"
 
 namespace se::cuda {
 namespace {
@@ -9,6 +10,9 @@ constexpr int kThreads = 128;
 
 // One block per token: K and V rows copied 16 bytes at a time.
 __global__ void __launch_bounds__(kThreads) store_kv_kernel(KvStoreParams p) {
+    // Every input is an earlier kernel's output (pdl.cuh).
+    pdl_launch_dependents();
+    pdl_wait();
     const int64_t token = blockIdx.x;
     const int64_t slot = p.slots[token];
     if (slot < 0 || slot >= p.num_slots) return;
@@ -35,8 +39,8 @@ Status store_kv(const KvStoreParams& p, cudaStream_t stream) {
     }
     if (p.row_stride < p.entry_elems) return invalid_argument("store_kv: row_stride < entry_elems");
     if (p.num_tokens == 0) return Status::ok_status();
-    store_kv_kernel<<<p.num_tokens, kThreads, 0, stream>>>(p);
-    return launch_status(kName);
+    return cuda_status(
+        launch_pdl(store_kv_kernel, dim3(p.num_tokens), dim3(kThreads), 0, stream, p), kName);
 }
 
 }  // namespace se::cuda

@@ -3,6 +3,7 @@
 #include "backend/cuda/bf16_vec.cuh"
 #include "backend/cuda/cuda_status.h"
 #include "backend/cuda/launch_checks.h"
+#include "backend/cuda/pdl.cuh"
 #include "backend/cuda/qk_norm_rope.h"
 #include "backend/cuda/rope_pair.cuh"
 
@@ -21,6 +22,9 @@ constexpr int kThreads = 256;
 // kernel's. The butterfly leaves the same sum in every lane (f32 addition commutes).
 template <int kLanes>
 __global__ void __launch_bounds__(kThreads) qk_norm_rope_kernel(QkNormRopeParams p) {
+    // Every input is an earlier kernel's output (pdl.cuh).
+    pdl_launch_dependents();
+    pdl_wait();
     constexpr int kHeadsPerBlock = kThreads / kLanes;
     __shared__ __align__(16) bf16 heads[kHeadsPerBlock][kLanes * kVecElems];
     const int slot = threadIdx.x / kLanes;
@@ -108,11 +112,13 @@ Status check_args(const QkNormRopeParams& p) {
 }
 
 template <int kLanes>
-void launch(const QkNormRopeParams& p, int64_t num_heads, cudaStream_t stream) {
+Status launch(const QkNormRopeParams& p, int64_t num_heads, cudaStream_t stream) {
     constexpr int kHeadsPerBlock = kThreads / kLanes;
     const auto num_blocks =
         static_cast<unsigned>((num_heads + kHeadsPerBlock - 1) / kHeadsPerBlock);
-    qk_norm_rope_kernel<kLanes><<<num_blocks, kThreads, 0, stream>>>(p);
+    return cuda_status(
+        launch_pdl(qk_norm_rope_kernel<kLanes>, dim3(num_blocks), dim3(kThreads), 0, stream, p),
+        "qk_norm_rope");
 }
 
 }  // namespace
@@ -123,14 +129,9 @@ Status qk_norm_rope(const QkNormRopeParams& p, cudaStream_t stream) {
     if (num_heads == 0) return Status::ok_status();
     // The fewest lanes (at least 8, a quarter warp) whose 16-byte slices cover a head.
     const int32_t slices = p.head_dim / kVecElems;
-    if (slices <= 8) {
-        launch<8>(p, num_heads, stream);
-    } else if (slices <= 16) {
-        launch<16>(p, num_heads, stream);
-    } else {
-        launch<32>(p, num_heads, stream);
-    }
-    return launch_status("qk_norm_rope");
+    if (slices <= 8) return launch<8>(p, num_heads, stream);
+    if (slices <= 16) return launch<16>(p, num_heads, stream);
+    return launch<32>(p, num_heads, stream);
 }
 
 }  // namespace se::cuda

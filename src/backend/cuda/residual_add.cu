@@ -1,6 +1,7 @@
 #include "backend/cuda/bf16_vec.cuh"
 #include "backend/cuda/cuda_status.h"
 #include "backend/cuda/launch_checks.h"
+#include "backend/cuda/pdl.cuh"
 #include "backend/cuda/residual_add.h"
 
 namespace se::cuda {
@@ -10,6 +11,9 @@ constexpr int kThreads = 128;
 
 // One block per row, 8 elements per access.
 __global__ void __launch_bounds__(kThreads) residual_add_kernel(ResidualAddParams p) {
+    // Every input is an earlier kernel's output (pdl.cuh).
+    pdl_launch_dependents();
+    pdl_wait();
     float* residual = p.residual + int64_t{blockIdx.x} * p.cols;
     const int64_t row = int64_t{blockIdx.x} * p.x_stride;
     for (int32_t c = threadIdx.x * kVecElems; c < p.cols; c += kThreads * kVecElems) {
@@ -43,8 +47,8 @@ Status residual_add(const ResidualAddParams& p, cudaStream_t stream) {
         return invalid_argument("residual_add: give exactly one of x and x_f32");
     }
     if (p.num_rows == 0) return Status::ok_status();
-    residual_add_kernel<<<p.num_rows, kThreads, 0, stream>>>(p);
-    return launch_status(kName);
+    return cuda_status(
+        launch_pdl(residual_add_kernel, dim3(p.num_rows), dim3(kThreads), 0, stream, p), kName);
 }
 
 }  // namespace se::cuda

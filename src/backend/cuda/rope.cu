@@ -2,6 +2,7 @@
 #include <string>
 
 #include "backend/cuda/cuda_status.h"
+#include "backend/cuda/pdl.cuh"
 #include "backend/cuda/rope.h"
 #include "backend/cuda/rope_pair.cuh"
 
@@ -13,6 +14,9 @@ constexpr int kThreads = 256;
 // One thread per rotation pair of one head of one token: q heads first, then k heads. Pairs of
 // neighbouring threads are neighbouring elements, so a warp's accesses stay within a head.
 __global__ void __launch_bounds__(kThreads) rope_kernel(RopeParams p, int64_t num_pairs) {
+    // Every input is an earlier kernel's output (pdl.cuh).
+    pdl_launch_dependents();
+    pdl_wait();
     const int32_t half = p.rotary_dim / 2;
     const int32_t heads = p.num_q_heads + p.num_kv_heads;
     for (int64_t i = blockIdx.x * int64_t{kThreads} + threadIdx.x; i < num_pairs;
@@ -47,8 +51,9 @@ Status rope(const RopeParams& p, cudaStream_t stream) {
     if (num_pairs == 0) return Status::ok_status();
     // Enough blocks to fill an H200 several times over; the loop strides past that.
     const int64_t num_blocks = std::min<int64_t>((num_pairs + kThreads - 1) / kThreads, 132 * 16);
-    rope_kernel<<<static_cast<unsigned>(num_blocks), kThreads, 0, stream>>>(p, num_pairs);
-    return launch_status("rope");
+    return cuda_status(launch_pdl(rope_kernel, dim3(static_cast<unsigned>(num_blocks)),
+                                  dim3(kThreads), 0, stream, p, num_pairs),
+                       "rope");
 }
 
 }  // namespace se::cuda

@@ -3,6 +3,7 @@
 #include "backend/cuda/bf16_vec.cuh"
 #include "backend/cuda/cuda_status.h"
 #include "backend/cuda/launch_checks.h"
+#include "backend/cuda/pdl.cuh"
 #include "backend/cuda/silu_mul.h"
 
 namespace se::cuda {
@@ -12,6 +13,9 @@ constexpr int kThreads = 256;
 
 // One thread per 8 elements, grid-stride over the whole [num_rows, cols] output.
 __global__ void __launch_bounds__(kThreads) silu_mul_kernel(SiluMulParams p, int64_t num_vecs) {
+    // Every input is an earlier kernel's output (pdl.cuh).
+    pdl_launch_dependents();
+    pdl_wait();
     const int32_t vecs_per_row = p.cols / kVecElems;
     for (int64_t i = blockIdx.x * int64_t{kThreads} + threadIdx.x; i < num_vecs;
          i += int64_t{gridDim.x} * kThreads) {
@@ -40,8 +44,9 @@ Status silu_mul(const SiluMulParams& p, cudaStream_t stream) {
     const int64_t num_vecs = int64_t{p.num_rows} * (p.cols / kVecElems);
     if (num_vecs == 0) return Status::ok_status();
     const int64_t num_blocks = std::min<int64_t>((num_vecs + kThreads - 1) / kThreads, 132 * 16);
-    silu_mul_kernel<<<static_cast<unsigned>(num_blocks), kThreads, 0, stream>>>(p, num_vecs);
-    return launch_status(kName);
+    return cuda_status(launch_pdl(silu_mul_kernel, dim3(static_cast<unsigned>(num_blocks)),
+                                  dim3(kThreads), 0, stream, p, num_vecs),
+                       kName);
 }
 
 }  // namespace se::cuda

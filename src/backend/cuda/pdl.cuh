@@ -1,0 +1,57 @@
+// Programmatic dependent launch (sm_90): a kernel launched with launch_pdl may start while the
+// kernel before it on the stream is still running, so its launch latency, its CTAs' start-up and
+// any prologue that reads no earlier kernel's output (a GEMV's weights) overlap the previous
+// kernel's last wave and the small kernels between the big ones. A decode step at batch 1 is ~350
+// kernels, most of them a few microseconds long, so the gaps between them are a large share of it.
+//
+//   kernel A  [=========== last wave ===]
+//   kernel B            [start | prologue | pdl_wait ...... | body ]     (launch_pdl)
+//                                          A complete, its writes visible ^
+//
+// The rules, for every kernel launched with launch_pdl:
+//   * call pdl_wait() before reading anything an earlier kernel of the stream wrote, and before
+//     writing anything an earlier kernel may still read; only reads of data no kernel of the
+//     stream writes (weights, tables uploaded at start-up) may come before it;
+//   * call pdl_launch_dependents() (any time; once is enough) to let the next kernel start. A
+//     kernel that never calls it lets the next one start when it exits, as a plain launch does.
+// pdl_wait() waits for the whole previous grid, which itself waited for its own predecessor, so
+// every earlier kernel of the stream is complete and visible after it. Without the launch
+// attribute (a plain <<<>>> launch, or a kernel test) both calls do nothing. CUDA graphs keep the
+// attribute as a programmatic edge.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <utility>
+
+namespace se::cuda {
+
+// Blocks until every earlier kernel of the stream has finished and its writes are visible.
+__device__ __forceinline__ void pdl_wait() {
+    asm volatile("griddepcontrol.wait;\n" ::: "memory");
+}
+
+// Lets the stream's next kernel launch once every CTA of this grid has called this or exited.
+__device__ __forceinline__ void pdl_launch_dependents() {
+    asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+}
+
+// kernel<<<grid, block, smem_bytes, stream>>>(args...) with programmatic stream serialization:
+// the kernel may begin before the previous one ends, and must follow the rules above.
+template <typename... Params, typename... Args>
+cudaError_t launch_pdl(void (*kernel)(Params...), dim3 grid, dim3 block, size_t smem_bytes,
+                       cudaStream_t stream, Args&&... args) {
+    cudaLaunchAttribute attribute{};
+    attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attribute.val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t config{};
+    config.gridDim = grid;
+    config.blockDim = block;
+    config.dynamicSmemBytes = smem_bytes;
+    config.stream = stream;
+    config.attrs = &attribute;
+    config.numAttrs = 1;
+    return cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...);
+}
+
+}  // namespace se::cuda
