@@ -14,9 +14,9 @@
 // Against the mma.sync kernel (284-298 TFLOP/s on the H200 at head_dim 128): wgmma reads both
 // operands of S = Q K^T and the V of P V straight from shared memory (no ldmatrix, no register
 // copies of K and V), issues a 64 x 128 x 16 product per instruction and runs asynchronously,
-// so the softmax of one tile overlaps the P V of the previous one; the producer's copies overlap
-// both. Results do not depend on the batch: a CTA's work depends only on its sequence's lengths
-// and its tile index.
+// so one consumer's softmax overlaps the other's products (prefill_consumer.cuh); the producer's
+// copies overlap both. Results do not depend on the batch: a CTA's work depends only on its
+// sequence's lengths and its tile index.
 #include "backend/cuda/sm90a/prefill_attention_sm90a.h"
 
 #include "backend/cuda/prefill_tiles.h"

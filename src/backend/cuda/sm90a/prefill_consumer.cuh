@@ -19,8 +19,10 @@
 //
 // Ping-pong between the two consumers (FA3's warp scheduler barriers): a consumer issues a batch
 // only after the other has issued its previous one, so the tensor cores run one warpgroup's
-// batch while the other does its softmax. (ptxas moves the wait for O += P V above the softmax
-// of the same warpgroup, so without this the overlap would come only by chance.) Named barrier
+// batch while the other does its softmax. This is the overlap that the SASS keeps: ptxas (CUDA
+// 13.0) schedules the wait for O += P(t-1) V(t-1) right after the row maxima of S(t), ahead of the
+// exponentials, so within one warpgroup only the maxima overlap that product. (A predicated wait
+// to pin it later made ptxas serialise every wgmma, C7514.) Named barrier
 // 1 + c is consumer c's turn: c waits on it, then issues, then arrives on the other's. Both
 // consumers therefore take the same number of steps: every KV tile of the CTA, the tiles past
 // a consumer's last visible key masked entirely (zero weights and a correction of exactly 1:
