@@ -1,11 +1,12 @@
 // Paged prefill attention on the GPU (backend/cuda/prefill_attention.h): one sequence, bf16, 32
 // query heads over 8 KV heads, head_dim 128, 16-token blocks, at three shapes: an 8K and a 32K
 // prompt in one chunk, and a 32K prompt's last 8K chunk over its 24K cached prefix. Prints one
-// JSON line per shape with the mean kernel time over timed launches (CUDA events) and TFLOP/s of
-// the causal work: 2 matmuls * 2 flops * heads * head_dim * (keys visible to each row, summed).
-// bench/prefill-attention runs it beside PyTorch SDPA on identical shapes.
+// JSON line per shape and kernel (prefill_kernel.h: "mma" everywhere, "wgmma" where the device
+// runs it, compute capability 9.0) with the mean kernel time over timed launches (CUDA events)
+// and TFLOP/s of the causal work: 2 matmuls * 2 flops * heads * head_dim * (keys visible to each
+// row, summed). bench/prefill-attention runs it beside PyTorch SDPA on identical shapes.
 //
-// Usage: se_cuda_prefill_attention_bench [--iters N]
+// Usage: se_cuda_prefill_attention_bench [--iters N] [--kernel mma|wgmma|both]  (default both)
 #include <cuda_runtime_api.h>
 #include <fmt/core.h>
 
@@ -16,6 +17,7 @@
 #include "backend/cuda/device_buffer.h"
 #include "backend/cuda/event.h"
 #include "backend/cuda/prefill_attention.h"
+#include "backend/cuda/prefill_kernel.h"
 #include "backend/cuda/stream.h"
 #include "cuda_launch_timing.h"
 
@@ -56,7 +58,7 @@ Expected<DeviceBuffer> uploaded(const std::vector<int32_t>& host) {
     return buf;
 }
 
-Status run(const Shape& s, int iters) {
+Status run(const Shape& s, PrefillKernel kernel, int iters) {
     const size_t kv_bytes = size_t(s.kv_len) * kKvHeads * kHeadDim * 2;  // one of K, V
     const size_t q_bytes = size_t(s.q_len) * kHeads * kHeadDim * 2;
     const int32_t num_blocks = (s.kv_len + kBlock - 1) / kBlock;
@@ -92,12 +94,13 @@ Status run(const Shape& s, int iters) {
                                    .block_size = kBlock,
                                    .scale = 0.08838834764831845f};
     SE_ASSIGN_OR_RETURN(const double ms, mean_launch_ms(kWarmup, iters, [&](cudaStream_t stream) {
-                            return prefill_attention(p, stream);
+                            return prefill_attention(p, kernel, stream);
                         }));
     fmt::print(
-        "{{\"impl\": \"sparse-engine\", \"q_len\": {}, \"kv_len\": {}, \"ms\": {:.4f}, "
-        "\"tflops\": {:.1f}}}\n",
-        s.q_len, s.kv_len, ms, causal_flops(s) / (ms * 1e-3) / 1e12);
+        "{{\"impl\": \"sparse-engine\", \"kernel\": \"{}\", \"q_len\": {}, \"kv_len\": {}, "
+        "\"ms\": {:.4f}, \"tflops\": {:.1f}}}\n",
+        kernel == PrefillKernel::kWgmma ? "wgmma" : "mma", s.q_len, s.kv_len, ms,
+        causal_flops(s) / (ms * 1e-3) / 1e12);
     return Status();
 }
 
@@ -105,17 +108,36 @@ Status run(const Shape& s, int iters) {
 }  // namespace se::cuda
 
 int main(int argc, char** argv) {
+    using se::cuda::PrefillKernel;
     int iters = 10;
+    std::string which = "both";
     for (int i = 1; i + 1 < argc; ++i) {
         if (std::string(argv[i]) == "--iters") iters = std::atoi(argv[i + 1]);
+        if (std::string(argv[i]) == "--kernel") which = argv[i + 1];
+    }
+    std::vector<PrefillKernel> kernels;
+    if (which == "mma" || which == "both") kernels.push_back(PrefillKernel::kMmaSync);
+    if (which == "wgmma" || which == "both") {
+        // Only where it runs, unless asked for by name (then its refusal is the error).
+        const bool runs = se::cuda::resolve_prefill_kernel({.head_dim = se::cuda::kHeadDim},
+                                                           PrefillKernel::kWgmma)
+                              .ok();
+        if (runs || which == "wgmma") kernels.push_back(PrefillKernel::kWgmma);
+        if (!runs && which == "both") fmt::print(stderr, "wgmma kernel: not on this device\n");
+    }
+    if (kernels.empty()) {
+        fmt::print(stderr, "error: --kernel {} (mma, wgmma or both)\n", which);
+        return 1;
     }
     const std::vector<se::cuda::Shape> shapes = {{8192, 8192}, {32768, 32768}, {8192, 32768}};
     for (const auto& shape : shapes) {
-        se::Status status = se::cuda::run(shape, iters);
-        if (!status.ok()) {
-            fmt::print(stderr, "error: q_len {} kv_len {}: {}\n", shape.q_len, shape.kv_len,
-                       status.to_string());
-            return 1;
+        for (const PrefillKernel kernel : kernels) {
+            se::Status status = se::cuda::run(shape, kernel, iters);
+            if (!status.ok()) {
+                fmt::print(stderr, "error: q_len {} kv_len {}: {}\n", shape.q_len, shape.kv_len,
+                           status.to_string());
+                return 1;
+            }
         }
     }
     return 0;

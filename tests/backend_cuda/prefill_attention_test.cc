@@ -1,10 +1,12 @@
 // cuda::prefill_attention against ReferenceOps::attention (f64, full causal softmax) over paged
-// bf16 caches with scattered block tables: block sizes 16 and 32, GQA ratios 1, 4, 8, head dims
-// 64 and 128; ragged batches mixing fresh prompts, chunks over a cached prefix (kv_len > q_len),
-// decode rows (q_len 1) and empty sequences (q_len 0), lengths off the 64-row, 64-key and block
-// grids, a 2000-row sequence over many tiles, q as a column slice of fused qkv rows and out rows
-// wider than the heads. Outputs are NaN-poisoned before every launch. A batched launch must equal,
-// bit for bit, each sequence launched alone, and a launch with a looser max_q_len.
+// bf16 caches with scattered block tables, for each of its kernels (prefill_kernel.h: mma.sync
+// everywhere, wgmma on compute capability 9.0, skipped elsewhere): block sizes 16 and 32 (and 8,
+// 64, 256 at one GQA ratio and head dim), GQA ratios 1, 3, 4, 8, head dims 64 and 128; ragged
+// batches mixing fresh prompts, chunks over a cached prefix (kv_len > q_len), decode rows (q_len 1)
+// and empty sequences (q_len 0), lengths off the 64-row, 64-key and block grids, a 2000-row
+// sequence over many tiles, q as a column slice of fused qkv rows and out rows wider than the
+// heads. Outputs are NaN-poisoned before every launch. A batched launch must equal, bit for bit,
+// each sequence launched alone, and a launch with a looser max_q_len.
 //
 // Tolerance, random inputs (q in [-2, 2], K and V in [-1, 1], all bf16): like FlashAttention-2,
 // the kernel rounds the softmax weights p (in [0, 1], relative to the running max) to bf16 before
@@ -26,6 +28,7 @@
 // a deterministic sample of the 2000-token one (checked_token), which keeps the f64 reference
 // from dominating the run.
 #include "backend/cuda/prefill_attention.h"
+#include "backend/cuda/prefill_kernel.h"
 
 #include <gtest/gtest.h>
 
@@ -201,8 +204,9 @@ std::vector<float> uniform_reference(const PrefillFixture& f) {
 // The fixture on the device, and launches over any contiguous range of its sequences.
 class DeviceFixture {
   public:
-    explicit DeviceFixture(const PrefillFixture& f)
+    DeviceFixture(const PrefillFixture& f, PrefillKernel kernel)
         : f_(f),
+          kernel_(kernel),
           q_(testing::upload_bf16(f.q)),
           k_(upload(f.k_cache)),
           v_(upload(f.v_cache)),
@@ -236,7 +240,7 @@ class DeviceFixture {
              .head_dim = f_.layout.head_dim,
              .block_size = f_.layout.block_size,
              .scale = scale},
-            nullptr);
+            kernel_, nullptr);
         EXPECT_TRUE(s.ok()) << s.to_string();
         const std::vector<float> rows = download_bf16(out_, f_.num_tokens * f_.out_row_stride());
         std::vector<float> heads(f_.num_tokens * f_.width());
@@ -249,6 +253,7 @@ class DeviceFixture {
 
   private:
     const PrefillFixture& f_;
+    PrefillKernel kernel_;
     DeviceBuffer q_, k_, v_, tables_, q_starts_, q_lens_, kv_lens_, out_;
 };
 
@@ -257,12 +262,39 @@ std::vector<float> rows_of(const PrefillFixture& f, const std::vector<float>& ou
     return {begin, begin + f.q_lens[seq] * f.width()};
 }
 
-using PrefillParam = std::tuple<int32_t, int32_t, int32_t>;  // block size, group, head dim
+// block size, group, head dim, kernel
+using PrefillParam = std::tuple<int32_t, int32_t, int32_t, PrefillKernel>;
+
+std::string kernel_name(PrefillKernel kernel) {
+    switch (kernel) {
+        case PrefillKernel::kAuto:
+            return "auto";
+        case PrefillKernel::kMmaSync:
+            return "mma";
+        case PrefillKernel::kWgmma:
+            return "wgmma";
+    }
+    return "unknown";
+}
+
+std::string prefill_param_name(const ::testing::TestParamInfo<PrefillParam>& info) {
+    const auto [block_size, group, head_dim, kernel] = info.param;
+    return "block" + std::to_string(block_size) + "_gqa" + std::to_string(group) + "_dim" +
+           std::to_string(head_dim) + "_" + kernel_name(kernel);
+}
 
 class PrefillAttentionTest : public ::testing::TestWithParam<PrefillParam> {
   protected:
+    // The wgmma kernel runs on compute capability 9.0 only: elsewhere its cases are skipped.
+    void SetUp() override {
+        const PrefillKernel kernel = std::get<3>(GetParam());
+        const Expected<PrefillKernel> runs =
+            resolve_prefill_kernel({.head_dim = std::get<2>(GetParam())}, kernel);
+        if (!runs.ok()) GTEST_SKIP() << runs.status().to_string();
+    }
+
     void check(const std::vector<SeqLens>& seqs, bool zero_keys, uint32_t seed) {
-        const auto [block_size, group, head_dim] = GetParam();
+        const auto [block_size, group, head_dim, kernel] = GetParam();
         const PrefillFixture f = make_fixture(seqs, {.block_size = block_size,
                                                      .group = group,
                                                      .head_dim = head_dim,
@@ -270,7 +302,7 @@ class PrefillAttentionTest : public ::testing::TestWithParam<PrefillParam> {
                                                      .seed = seed});
         const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
         const int32_t max_q_len = *std::max_element(f.q_lens.begin(), f.q_lens.end());
-        DeviceFixture dev(f);
+        DeviceFixture dev(f, kernel);
 
         const std::vector<float> got = dev.run(0, f.num_seqs(), max_q_len, scale);
         if (zero_keys) {
@@ -319,11 +351,40 @@ TEST_P(PrefillAttentionTest, AllSequencesEmpty) {
     check({{0, 0}, {0, 5}, {0, 0}}, /*zero_keys=*/false, 24);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Paged, PrefillAttentionTest,
-    ::testing::Combine(::testing::Values(16, 32), ::testing::Values(1, 3, 4, 8),
-                       ::testing::Values(64, 128)),
-    testing::paged_attention_param_name<::testing::TestParamInfo<PrefillParam>>);
+const auto kKernels = ::testing::Values(PrefillKernel::kMmaSync, PrefillKernel::kWgmma);
+
+INSTANTIATE_TEST_SUITE_P(Paged, PrefillAttentionTest,
+                         ::testing::Combine(::testing::Values(16, 32),
+                                            ::testing::Values(1, 3, 4, 8),
+                                            ::testing::Values(64, 128), kKernels),
+                         prefill_param_name);
+
+// The other block sizes: the wgmma kernel's producer looks each row's block up by page within a
+// 128-key tile (16 pages of 8 keys, 2 of 64, half of one of 256).
+INSTANTIATE_TEST_SUITE_P(PagedBlockSizes, PrefillAttentionTest,
+                         ::testing::Combine(::testing::Values(8, 64, 256), ::testing::Values(3),
+                                            ::testing::Values(128), kKernels),
+                         prefill_param_name);
+
+// kAuto runs the wgmma kernel exactly where it can run, and kMmaSync is always itself.
+TEST(PrefillKernelChoice, AutoPicksWgmmaOnComputeCapability90) {
+    int device = 0;
+    ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
+    cudaDeviceProp prop{};
+    ASSERT_EQ(cudaGetDeviceProperties(&prop, device), cudaSuccess);
+    const bool sm90 = prop.major == 9 && prop.minor == 0;
+    for (int32_t head_dim : {64, 128}) {
+        const Expected<PrefillKernel> chosen =
+            resolve_prefill_kernel({.head_dim = head_dim}, PrefillKernel::kAuto);
+        ASSERT_TRUE(chosen.ok()) << chosen.status().to_string();
+        EXPECT_EQ(chosen.value(), sm90 ? PrefillKernel::kWgmma : PrefillKernel::kMmaSync);
+        const Expected<PrefillKernel> mma =
+            resolve_prefill_kernel({.head_dim = head_dim}, PrefillKernel::kMmaSync);
+        ASSERT_TRUE(mma.ok());
+        EXPECT_EQ(mma.value(), PrefillKernel::kMmaSync);
+        EXPECT_EQ(resolve_prefill_kernel({.head_dim = head_dim}, PrefillKernel::kWgmma).ok(), sm90);
+    }
+}
 
 // The two cheap references agree with each other (CPU only): with K = 0, the running mean of V
 // equals ReferenceOps on the sampled decode rows, short and long sequences alike.

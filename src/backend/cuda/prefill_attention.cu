@@ -32,6 +32,10 @@
 // longer stall QK, so the kernel moves towards mma.sync's issue rate (well-tuned FA2 kernels run
 // 330-380 on H100); the 32-key score steps and the per-step Q reloads keep it below that. Versus
 // PyTorch SDPA (624 / 615 / 350): about 0.42 / 0.46 / 0.8. The rest needs wgmma and TMA (sm_90a).
+//
+// On compute capability 9.0, prefill_attention() runs the wgmma kernel instead
+// (sm90a/prefill_attention_sm90a.cu; prefill_kernel.h chooses); this one stays the kernel of
+// every other device.
 #include "backend/cuda/prefill_attention.h"
 
 #include <cmath>
@@ -39,9 +43,11 @@
 
 #include "backend/cuda/cuda_status.h"
 #include "backend/cuda/launch_checks.h"
+#include "backend/cuda/prefill_kernel.h"
 #include "backend/cuda/prefill_tile_load.cuh"
 #include "backend/cuda/prefill_tiles.h"
 #include "backend/cuda/prefill_warp_math.cuh"
+#include "backend/cuda/sm90a/prefill_attention_sm90a.h"
 #include "backend/cuda/warp_mma.cuh"
 
 namespace se::cuda {
@@ -235,9 +241,56 @@ Status check_params(const PrefillAttentionParams& p) {
     return Status::ok_status();
 }
 
+// Compute capability 9.0 exactly: sm_90a code runs there and nowhere else. Asked per call (no
+// cached global): two attribute reads that the runtime answers from its own device table, next
+// to a kernel of tens of microseconds or more, and it follows whatever device is current.
+Expected<bool> current_device_is_sm90() {
+    int device = 0;
+    SE_CUDA_RETURN_IF_ERROR(cudaGetDevice(&device));
+    int major = 0;
+    int minor = 0;
+    SE_CUDA_RETURN_IF_ERROR(
+        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+    SE_CUDA_RETURN_IF_ERROR(
+        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+    return major == 9 && minor == 0;
+}
+
 }  // namespace
 
+Expected<PrefillKernel> resolve_prefill_kernel(const PrefillAttentionParams& p,
+                                               PrefillKernel requested) {
+    switch (requested) {
+        case PrefillKernel::kMmaSync:
+            return PrefillKernel::kMmaSync;
+        case PrefillKernel::kWgmma: {
+            SE_ASSIGN_OR_RETURN(const bool sm90, current_device_is_sm90());
+            if (!sm90) {
+                return unsupported(
+                    "prefill_attention: the wgmma kernel needs compute capability 9.0");
+            }
+            if (!sm90a::prefill_attention_supported(p)) {
+                return unsupported(
+                    "prefill_attention: the wgmma kernel takes head_dim 64 and 128, not " +
+                    std::to_string(p.head_dim));
+            }
+            return PrefillKernel::kWgmma;
+        }
+        case PrefillKernel::kAuto: {
+            SE_ASSIGN_OR_RETURN(const bool sm90, current_device_is_sm90());
+            return sm90 && sm90a::prefill_attention_supported(p) ? PrefillKernel::kWgmma
+                                                                 : PrefillKernel::kMmaSync;
+        }
+    }
+    return internal_error("prefill_attention: unknown PrefillKernel");
+}
+
 Status prefill_attention(const PrefillAttentionParams& p, cudaStream_t stream) {
+    return prefill_attention(p, PrefillKernel::kAuto, stream);
+}
+
+Status prefill_attention(const PrefillAttentionParams& p, PrefillKernel kernel,
+                         cudaStream_t stream) {
     SE_RETURN_IF_ERROR(check_params(p));
     if (p.num_seqs == 0 || p.max_q_len == 0) return Status::ok_status();
     const int32_t group = p.num_heads / p.num_kv_heads;
@@ -246,6 +299,11 @@ Status prefill_attention(const PrefillAttentionParams& p, cudaStream_t stream) {
     if (num_ctas > 0x7fffffff) {
         return unsupported("prefill_attention: " + std::to_string(num_ctas) +
                            " query tiles (grid x is at most 2^31 - 1)");
+    }
+    SE_ASSIGN_OR_RETURN(const PrefillKernel chosen, resolve_prefill_kernel(p, kernel));
+    if (chosen == PrefillKernel::kWgmma) {
+        return cuda_status(sm90a::launch_prefill_attention(p, tiles_per_seq, stream),
+                           "prefill_attention (wgmma)");
     }
     const dim3 grid(static_cast<uint32_t>(num_ctas), p.num_kv_heads);
     if (p.head_dim == 64) return launch<64>(p, grid, tiles_per_seq, stream);

@@ -21,6 +21,11 @@
 // On the diagonal the warps of a CTA see different numbers of keys: a warp skips the keys from
 // prefill_warp_end_key on (fully masked for its rows, so skipping them changes no bit of its
 // output), and a warp without rows of the sequence computes nothing.
+//
+// Two kernels share this arithmetic with different KV tiles: the mma.sync kernel
+// (prefill_attention.cu, 64 keys, 4 warps of 32 rows) and the wgmma kernel (sm90a/, 128 keys, 2
+// consumer warpgroups of 64 rows). Both cut the rows the same way (kPrefillTileRows per CTA), so
+// a sequence's rows land in the same CTAs under either.
 #pragma once
 
 #include <cstdint>
@@ -32,7 +37,9 @@ namespace se::cuda {
 inline constexpr int32_t kPrefillTileRows = 128;  // packed query rows per CTA
 inline constexpr int32_t kPrefillWarps = 4;       // warps per CTA
 inline constexpr int32_t kPrefillWarpRows = kPrefillTileRows / kPrefillWarps;  // rows per warp
-inline constexpr int32_t kPrefillTileKeys = 64;                                // keys per KV tile
+inline constexpr int32_t kPrefillTileKeys = 64;  // keys per KV tile of the mma.sync kernel
+inline constexpr int32_t kWgmmaTileKeys = 128;   // keys per KV tile of the wgmma kernel
+inline constexpr int32_t kWgmmaGroupRows = 64;   // packed rows of one wgmma consumer warpgroup
 
 // Query tiles of the longest sequence: grid x is num_seqs times this.
 SE_HOST_DEVICE inline int32_t prefill_tiles_per_seq(int32_t max_q_len, int32_t group) {
@@ -65,9 +72,10 @@ struct PrefillTileRange {
     }
 };
 
-// prefix = kv_len - q_len (the cached entries); kv_len >= q_len.
+// prefix = kv_len - q_len (the cached entries); kv_len >= q_len. KV tiles hold tile_keys keys.
 SE_HOST_DEVICE inline PrefillTileRange prefill_tile_range(int32_t tile, int32_t q_len,
-                                                          int32_t kv_len, int32_t group) {
+                                                          int32_t kv_len, int32_t group,
+                                                          int32_t tile_keys = kPrefillTileKeys) {
     PrefillTileRange r;
     r.first_row = tile * kPrefillTileRows;
     const int32_t seq_rows = q_len * group;
@@ -83,20 +91,41 @@ SE_HOST_DEVICE inline PrefillTileRange prefill_tile_range(int32_t tile, int32_t 
         return r;
     }
     const int32_t first_end = prefix + first_token + 1;  // keys the tile's first row sees
-    r.num_full_kv_tiles = first_end > 0 ? first_end / kPrefillTileKeys : 0;
-    r.num_kv_tiles = (r.end_key + kPrefillTileKeys - 1) / kPrefillTileKeys;
+    r.num_full_kv_tiles = first_end > 0 ? first_end / tile_keys : 0;
+    r.num_kv_tiles = (r.end_key + tile_keys - 1) / tile_keys;
     return r;
+}
+
+// What rows [first, first + count) of a CTA (offsets from its first row; those inside num_rows)
+// see, in KV tiles of tile_keys keys: all zero when none of them is inside num_rows.
+struct PrefillRowsSpan {
+    int32_t end_key = 0;  // keys [0, end_key) hold every key they see; one sees end_key - 1
+    int32_t num_full_kv_tiles = 0;  // KV tiles that each of them sees entirely: no mask
+    int32_t num_kv_tiles = 0;       // KV tiles holding a key that one of them sees
+};
+
+SE_HOST_DEVICE inline PrefillRowsSpan prefill_rows_span(const PrefillTileRange& r, int32_t first,
+                                                        int32_t count, int32_t group,
+                                                        int32_t prefix, int32_t tile_keys) {
+    PrefillRowsSpan s;
+    if (first >= r.num_rows || r.end_key <= 0) return s;
+    const int32_t last = first + count < r.num_rows ? first + count - 1 : r.num_rows - 1;
+    s.end_key = r.last_key(r.first_row + last, group, prefix) + 1;
+    if (s.end_key <= 0) return {};  // kv_len < q_len breaks the contract: no keys, zero rows
+    // last_key grows with the row, so the first row sees the fewest keys.
+    const int32_t first_end = r.last_key(r.first_row + first, group, prefix) + 1;
+    s.num_full_kv_tiles = first_end > 0 ? first_end / tile_keys : 0;
+    s.num_kv_tiles = (s.end_key + tile_keys - 1) / tile_keys;
+    return s;
 }
 
 // Keys [0, end) hold every key that a row of warp `warp` of the CTA (inside the tile's num_rows)
 // sees, and key end - 1 is seen by one; 0 when the warp has no such row.
 SE_HOST_DEVICE inline int32_t prefill_warp_end_key(const PrefillTileRange& r, int32_t warp,
                                                    int32_t group, int32_t prefix) {
-    const int32_t first = warp * kPrefillWarpRows;
-    if (first >= r.num_rows || r.end_key <= 0) return 0;
-    const int32_t last =
-        first + kPrefillWarpRows < r.num_rows ? first + kPrefillWarpRows - 1 : r.num_rows - 1;
-    return r.last_key(r.first_row + last, group, prefix) + 1;
+    return prefill_rows_span(r, warp * kPrefillWarpRows, kPrefillWarpRows, group, prefix,
+                             kPrefillTileKeys)
+        .end_key;
 }
 
 }  // namespace se::cuda
