@@ -51,6 +51,23 @@ Expected<std::unique_ptr<CudaOps>> CudaOps::create(const CudaOpsOptions& options
     SE_ASSIGN_OR_RETURN(StepStaging staging, StepStaging::create(staging_bytes(options)));
     std::unique_ptr<CudaOps> ops(
         new CudaOps(options, std::move(stream), std::move(gemm), std::move(staging)));
+    // The GEMV's split schedule (gemv.h): its counters must start at zero.
+    SE_RETURN_IF_ERROR(prepare_gemv_split());
+    {
+        int num_sms = 0;
+        SE_CUDA_RETURN_IF_ERROR(
+            cudaDeviceGetAttribute(&num_sms, cudaDevAttrMultiProcessorCount, options.device));
+        const size_t bytes = gemv_split_workspace_bytes();
+        SE_ASSIGN_OR_RETURN(ops->gemv_split_buffer_, DeviceBuffer::allocate(bytes));
+        SE_CUDA_RETURN_IF_ERROR(
+            cudaMemsetAsync(ops->gemv_split_buffer_.data(), 0, bytes, ops->stream_.get()));
+        SE_RETURN_IF_ERROR(ops->stream_.synchronize());
+        auto* base = ops->gemv_split_buffer_.as<float>();
+        ops->gemv_split_ = {
+            .partials = base,
+            .arrivals = reinterpret_cast<int32_t*>(base + int64_t{kGemvSplitMaxTiles} * 2 * 256),
+            .num_sms = num_sms};
+    }
     // The decode workspace of the largest step, so that no decode step allocates.
     if (options.num_heads > 0 && options.head_dim > 0) {
         const int64_t floats = decode_attention_max_workspace_floats(
@@ -228,7 +245,8 @@ void CudaOps::run_gemv(const ConstTensorView& x, std::span<const ConstTensorView
                  .k = x.cols,
                  .segments = {},
                  .num_segments = static_cast<int32_t>(ws.size()),
-                 .epilogue = epilogue};
+                 .epilogue = epilogue,
+                 .split = gemv_split_};
     for (size_t i = 0; i < ws.size(); ++i) {
         p.segments[i] = {.w = bf16_data(ws[i], "matmul weight"),
                          .y = ys[i].data,
