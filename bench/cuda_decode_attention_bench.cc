@@ -56,8 +56,9 @@ Status run(const Shape& s, int iters) {
     SE_ASSIGN_OR_RETURN(DeviceBuffer d_lens, DeviceBuffer::allocate(lens.size() * 4));
     cudaMemcpy(d_table.data(), table.data(), table.size() * 4, cudaMemcpyHostToDevice);
     cudaMemcpy(d_lens.data(), lens.data(), lens.size() * 4, cudaMemcpyHostToDevice);
+    const int32_t partition = decode_partition_size(s.batch, s.context);
     const int64_t ws_floats =
-        decode_attention_workspace_floats(s.batch, kHeads, kHeadDim, s.context);
+        decode_attention_workspace_floats(s.batch, kHeads, kHeadDim, s.context, partition);
     SE_ASSIGN_OR_RETURN(DeviceBuffer ws, DeviceBuffer::allocate(size_t(ws_floats) * 4));
 
     const DecodeAttentionParams p{.q = q.as<bf16>(),
@@ -75,6 +76,7 @@ Status run(const Shape& s, int iters) {
                                   .num_kv_heads = kKvHeads,
                                   .head_dim = kHeadDim,
                                   .block_size = kBlock,
+                                  .partition = partition,
                                   .scale = 0.08838834764831845f};
     SE_ASSIGN_OR_RETURN(const double ms, mean_launch_ms(kWarmup, iters, [&](cudaStream_t stream) {
                             return decode_attention(p, stream);

@@ -513,8 +513,9 @@ void CudaOps::attention(const ConstTensorView& q, const PagedKvRead& kv, const A
     if (replaying()) return;
     if (meta.decode_rows) {
         const Timed timed(*this, "decode_attention");
-        float* workspace = decode_workspace(
-            decode_attention_workspace_floats(num_seqs, args.num_heads, args.head_dim, max_kv_len));
+        const int32_t partition = decode_partition_size(num_seqs, max_kv_len);
+        float* workspace = decode_workspace(decode_attention_workspace_floats(
+            num_seqs, args.num_heads, args.head_dim, max_kv_len, partition));
         must(decode_attention({.q = bf16_data(q, "attention q"),
                                .k_blocks = static_cast<const bf16*>(cache.k_blocks),
                                .v_blocks = static_cast<const bf16*>(cache.v_blocks),
@@ -530,6 +531,7 @@ void CudaOps::attention(const ConstTensorView& q, const PagedKvRead& kv, const A
                                .num_kv_heads = args.num_kv_heads,
                                .head_dim = args.head_dim,
                                .block_size = cache.layout.block_size,
+                               .partition = partition,
                                .scale = args.scale},
                               stream_.get()));
         return;

@@ -1,22 +1,23 @@
-// Paged decode attention in two kernels: a single pass over each partition's keys with an online
-// softmax, then a log-sum-exp merge of the partitions (decode_attention.h has the picture;
-// decode_tile.cuh the tiles, decode_warp.cuh the tensor-core math).
+// Paged decode attention: a single pass over each partition's keys with an online softmax, then a
+// log-sum-exp merge of the partitions (decode_attention.h has the picture; decode_tile.cuh the
+// tiles, decode_warp.cuh the tensor-core math).
 //
-// First pass, one block of 4 warps per (KV head, partition, sequence). The block copies the
-// partition's block-table entries to shared memory; then every warp streams its own 16-key tiles
-// (tiles w, w + 4, w + 8, ... of the partition) through a private 3-stage cp.async ring:
+// First pass, one block of 4 warps per (KV head, partition, sequence). The block copies its
+// partition's block-table entries to shared memory while kv_len is still on its way (the entries
+// depend on the partition index only; those past the sequence's end are never dereferenced), so
+// a block's start waits for one memory latency before its first tile copies, not two. Then every
+// warp streams its own 16-key tiles (tiles w, w + 4, w + 8, ... of the partition) through a
+// private 3-stage cp.async ring:
 //
-//   warp w  | stage 0: K 16 x head_dim, V 16 x head_dim | stage 1 | stage 2 |
 //   step i: wait for tile i, start the copy of tile i + 2 into the stage tile i - 1 used,
 //           then score, softmax-update and accumulate tile i
 //
 // so K and V of two tiles are in flight while one is computed (16 KB per warp at head_dim 128,
-// about 128 KB per SM at 2 blocks/SM), with no block-wide barrier inside the loop. The workspace
-// max is converted back to natural units for the merge (lse_merge.h). At the end the 4 warps merge
-// (max, sum, acc) through shared memory by log-sum-exp; the block writes its partition to the
-// workspace, or the output rows directly when the sequence has a single partition.
+// about 128 KB per SM at 2 blocks/SM), with no block-wide barrier inside the loop. At the end the
+// 4 warps merge (max, sum, acc) through shared memory by log-sum-exp; the block writes the output
+// rows when its sequence has a single partition, its partial to the workspace otherwise.
 //
-// Second pass, one block per (head, sequence) with more than one partition: the block max and
+// Second kernel, one block per (head, sequence) with more than one partition: the block max and
 // total of the partitions, then 8 warps over the partitions and the lanes over the dims.
 #include <algorithm>
 #include <cmath>
@@ -30,9 +31,10 @@
 namespace se::cuda::decode {
 namespace {
 
-constexpr int kMergeWarps = 8;
 constexpr float kLog2e = 1.4426950408889634f;
 constexpr float kLn2 = 0.6931471805599453f;
+
+constexpr int kMergeWarps = 8;
 
 // Where the first pass leaves partition `part` of row (seq, head), and the merge finds it:
 //   acc  f32 [num_seqs, num_heads, num_parts, head_dim]
@@ -50,12 +52,19 @@ struct Workspace {
     }
 };
 
-// The block's warps merged by log-sum-exp: the partition's workspace entries, or the output rows
-// when the sequence has only this partition.
+// kv_len clamped into what the grid covers (a kv_len beyond max_kv_len breaks the contract; the
+// clamp keeps every block and the merge inside the table row and the workspace).
+__device__ __forceinline__ int32_t clamped_kv_len(const DecodeAttentionParams& p, int32_t seq,
+                                                  int32_t num_parts) {
+    return min(max(p.kv_lens[seq], 0), num_parts * p.partition);
+}
+
+// The block's warps merged by log-sum-exp: the output rows when the sequence has only this
+// partition (direct), the partition's workspace entries otherwise.
 template <int kHeadDim>
 __device__ void store_partition(const DecodeAttentionParams& p, uint8_t* smem, int32_t group,
                                 int32_t num_parts, bool direct) {
-    constexpr int kStride = Tile<kHeadDim>::kAccStride;
+    constexpr int kStride = WarpResult<kHeadDim>::kStride;
     const int32_t part = blockIdx.y;
     const int32_t kv_head = blockIdx.x;
     const int32_t seq = blockIdx.z;
@@ -94,31 +103,41 @@ __device__ void store_partition(const DecodeAttentionParams& p, uint8_t* smem, i
 // reading the same cache blocks run side by side; every query head of the group.
 template <int kHeadDim>
 __global__ void __launch_bounds__(kThreads, 2)
-    decode_partition_kernel(DecodeAttentionParams p, int32_t partition, int32_t num_parts) {
+    decode_partition_kernel(DecodeAttentionParams p, int32_t num_parts) {
     using T = Tile<kHeadDim>;
     extern __shared__ __align__(128) uint8_t smem[];
-    auto* s_table = reinterpret_cast<int32_t*>(smem + kWarps * T::kWarpBytes);
+    auto* s_table = reinterpret_cast<int32_t*>(smem + T::kRingBytes);
     const int32_t kv_head = blockIdx.x;
+    const int32_t part = blockIdx.y;
     const int32_t seq = blockIdx.z;
     const int32_t group = p.num_heads / p.num_kv_heads;
-    const int32_t kv_len = p.kv_lens[seq];
-    const int32_t begin = blockIdx.y * partition;  // a multiple of block_size
+    const int32_t kv_len = clamped_kv_len(p, seq, num_parts);
+    const DecodePartitionBlocks blocks = decode_partition_blocks(part, p.partition, p.block_size);
+    const int32_t* table_row = p.block_tables + int64_t{seq} * p.block_table_stride;
+    int32_t entries[kTableEntriesPerThread];
+#pragma unroll
+    for (int j = 0; j < kTableEntriesPerThread; ++j) {  // all loads first, so they overlap
+        const int32_t i = threadIdx.x + j * kThreads;
+        const bool read = i < blocks.count && blocks.first + i < p.block_table_stride;
+        entries[j] = read ? table_row[blocks.first + i] : -1;
+    }
+#pragma unroll
+    for (int j = 0; j < kTableEntriesPerThread; ++j) {
+        const int32_t i = threadIdx.x + j * kThreads;
+        if (i < blocks.count) s_table[i] = entries[j];
+    }
     if (kv_len == 0) {
-        if (blockIdx.y != 0) return;
+        if (part != 0) return;
         bf16* out = p.out + (int64_t{seq} * p.num_heads + kv_head * group) * kHeadDim;
         for (int i = threadIdx.x; i < group * kHeadDim; i += kThreads)
             out[i] = __float2bfloat16_rn(0.0f);
         return;
     }
-    const int32_t num_keys = min(kv_len - begin, partition);
-    if (num_keys <= 0) return;  // past this sequence's end: the merge never reads this part
+    const int32_t num_keys = min(kv_len - part * p.partition, p.partition);
+    if (num_keys <= 0) return;  // past this sequence's end: no merge waits for this partition
     const int warp = threadIdx.x / 32;
 
-    const TileSource src{s_table, num_keys, kv_head, __ffs(p.block_size) - 1};
-    const int32_t num_blocks = (num_keys + p.block_size - 1) >> src.log_block_size;
-    const int32_t* table =
-        p.block_tables + int64_t{seq} * p.block_table_stride + (begin >> src.log_block_size);
-    for (int32_t i = threadIdx.x; i < num_blocks; i += kThreads) s_table[i] = table[i];
+    const TileSource src{s_table, num_keys, blocks.offset, kv_head, __ffs(p.block_size) - 1};
     WarpAttention<kHeadDim> w;
     init_warp(p, seq, kv_head, group, w);
     __syncthreads();
@@ -150,7 +169,8 @@ __global__ void __launch_bounds__(kThreads, 2)
     __syncwarp();
     store_warp(w, WarpResult<kHeadDim>::at(smem, warp));
     __syncthreads();
-    store_partition<kHeadDim>(p, smem, group, num_parts, kv_len <= partition || num_parts == 1);
+    const int32_t seq_parts = (kv_len + p.partition - 1) / p.partition;
+    store_partition<kHeadDim>(p, smem, group, num_parts, seq_parts == 1);
 }
 
 // Reduces x over the block with op; every thread gets the result. s_red: one float per warp.
@@ -170,7 +190,7 @@ __device__ float block_reduce(float x, float* s_red, Op op) {
 // Second pass: one block per (head, sequence); partitions over warps, dims over lanes.
 template <int kHeadDim>
 __global__ void __launch_bounds__(kMergeWarps * 32)
-    decode_merge_kernel(DecodeAttentionParams p, int32_t partition, int32_t num_parts) {
+    decode_merge_kernel(DecodeAttentionParams p, int32_t num_parts) {
     constexpr int kLaneDims = kHeadDim / 32;
     __shared__ float s_red[kMergeWarps];
     __shared__ float s_acc[kMergeWarps][kHeadDim];
@@ -178,8 +198,7 @@ __global__ void __launch_bounds__(kMergeWarps * 32)
     const int32_t seq = blockIdx.y;
     const int warp = threadIdx.x / 32;
     const int lane = threadIdx.x % 32;
-    // kv_len beyond max_kv_len breaks the contract; min() keeps the reads inside the workspace.
-    const int32_t seq_parts = min((p.kv_lens[seq] + partition - 1) / partition, num_parts);
+    const int32_t seq_parts = (clamped_kv_len(p, seq, num_parts) + p.partition - 1) / p.partition;
     if (seq_parts <= 1) return;  // the first pass wrote this row (zeros when kv_len is 0)
     const Workspace ws = Workspace::of(p, num_parts);
     const int64_t row = (int64_t{seq} * p.num_heads + head) * num_parts;
@@ -215,18 +234,21 @@ __global__ void __launch_bounds__(kMergeWarps * 32)
 
 template <int kHeadDim>
 Status launch(const DecodeAttentionParams& p, cudaStream_t stream) {
-    const int32_t partition = decode_partition_size(p.num_seqs, p.max_kv_len);
-    const int32_t num_parts = decode_num_partitions(p.max_kv_len, partition);
+    const int32_t num_parts = decode_num_partitions(p.max_kv_len, p.partition);
     constexpr int kSmem = Tile<kHeadDim>::kSmemBytes;
     SE_CUDA_RETURN_IF_ERROR(cudaFuncSetAttribute(
         decode_partition_kernel<kHeadDim>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
     const dim3 grid(p.num_kv_heads, num_parts, p.num_seqs);
-    decode_partition_kernel<kHeadDim><<<grid, kThreads, kSmem, stream>>>(p, partition, num_parts);
+    decode_partition_kernel<kHeadDim><<<grid, kThreads, kSmem, stream>>>(p, num_parts);
     SE_RETURN_IF_ERROR(launch_status("decode_attention (partitions)"));
     if (num_parts == 1) return Status::ok_status();  // every row was written by the first pass
     decode_merge_kernel<kHeadDim>
-        <<<dim3(p.num_heads, p.num_seqs), kMergeWarps * 32, 0, stream>>>(p, partition, num_parts);
+        <<<dim3(p.num_heads, p.num_seqs), kMergeWarps * 32, 0, stream>>>(p, num_parts);
     return launch_status("decode_attention (merge)");
+}
+
+bool power_of_two_in(int32_t x, int32_t lo, int32_t hi) {
+    return (x & (x - 1)) == 0 && x >= lo && x <= hi;
 }
 
 Status check_params(const DecodeAttentionParams& p) {
@@ -240,19 +262,22 @@ Status check_params(const DecodeAttentionParams& p) {
                            std::to_string(p.num_kv_heads) + " KV heads (groups of at most " +
                            std::to_string(kDecodeMaxGroup) + ")");
     }
-    const bool pow2 = (p.block_size & (p.block_size - 1)) == 0;
-    if (!pow2 || p.block_size < kMinBlockSize || p.block_size > kDecodeMinPartition) {
+    if (!power_of_two_in(p.block_size, kDecodeMinBlockSize, kDecodeMaxBlockSize)) {
         return unsupported("decode_attention: block_size " + std::to_string(p.block_size) +
                            " (a power of two in [8, 256])");
+    }
+    if (!power_of_two_in(p.partition, kDecodeMinPartition, kDecodeMaxPartition)) {
+        return invalid_argument("decode_attention: partition " + std::to_string(p.partition) +
+                                " (a power of two in [64, 2048])");
     }
     if (p.q_row_stride < int64_t{p.num_heads} * p.head_dim || p.q_row_stride % kVecElems != 0) {
         return invalid_argument("decode_attention: q_row_stride " + std::to_string(p.q_row_stride));
     }
     if (p.num_seqs > 65535) return unsupported("decode_attention: more than 65535 sequences");
-    const int32_t partition = decode_partition_size(p.num_seqs, p.max_kv_len);
-    if (decode_num_partitions(p.max_kv_len, partition) > 65535) {
+    const int32_t num_parts = decode_num_partitions(p.max_kv_len, p.partition);
+    if (num_parts > 65535) {
         return unsupported("decode_attention: max_kv_len " + std::to_string(p.max_kv_len) +
-                           " needs more than 65535 partitions");
+                           " needs more than 65535 partitions of " + std::to_string(p.partition));
     }
     return Status::ok_status();
 }
@@ -263,8 +288,7 @@ Status check_params(const DecodeAttentionParams& p) {
 namespace se::cuda {
 
 int64_t decode_attention_workspace_floats(int32_t num_seqs, int32_t num_heads, int32_t head_dim,
-                                          int32_t max_kv_len) {
-    const int32_t partition = decode_partition_size(num_seqs, max_kv_len);
+                                          int32_t max_kv_len, int32_t partition) {
     return int64_t{num_seqs} * num_heads * decode_num_partitions(max_kv_len, partition) *
            (head_dim + 2);
 }

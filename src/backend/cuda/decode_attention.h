@@ -1,7 +1,7 @@
 // Paged decode attention: one query row per sequence against its whole paged bf16 KV
 // (kv_layout.h), split over the KV range and merged by log-sum-exp (lse_merge.h).
 //
-//   sequence s, kv_len 600, partitions of 256 keys (decode_partition.h picks 256, 512 or 1024):
+//   sequence s, kv_len 600, partitions of 256 keys (decode_partition.h picks 64 .. 1024):
 //   keys  [0 ........ 256) [256 ...... 512) [512 .. 600)
 //          partition 0      partition 1      partition 2      <- one block each, per KV head
 //          max, sum, acc    max, sum, acc    max, sum, acc    -> workspace
@@ -40,18 +40,22 @@ struct DecodeAttentionParams {
     int32_t num_heads = 0;
     int32_t num_kv_heads = 0;  // divides num_heads, num_heads / num_kv_heads <= kDecodeMaxGroup
     int32_t head_dim = 0;      // 64 or 128
-    int32_t block_size = 0;    // a power of two in [8, kDecodeMinPartition]
-    float scale = 1.0f;        // usually 1 / sqrt(head_dim)
+    int32_t block_size = 0;    // a power of two in [kDecodeMinBlockSize, kDecodeMaxBlockSize]
+    // Keys per partition: decode_partition_size(num_seqs, max_kv_len), or another power of two in
+    // [kDecodeMinPartition, kDecodeMaxPartition] (benchmarks and tests try them all; the
+    // workspace must then be sized for it).
+    int32_t partition = 0;
+    float scale = 1.0f;  // usually 1 / sqrt(head_dim)
 };
 
-// Floats of workspace any launch with num_seqs <= max_seqs and max_kv_len <= max_len needs: what
-// an engine allocates once at start-up.
+// Floats of workspace any launch with num_seqs <= max_seqs and max_kv_len <= max_len needs when
+// its partition is the rule's (decode_partition_size): what an engine allocates once at start-up.
 int64_t decode_attention_max_workspace_floats(int32_t max_seqs, int32_t num_heads, int32_t head_dim,
                                               int32_t max_len);
 
 // Floats of workspace a launch with these sizes needs.
 int64_t decode_attention_workspace_floats(int32_t num_seqs, int32_t num_heads, int32_t head_dim,
-                                          int32_t max_kv_len);
+                                          int32_t max_kv_len, int32_t partition);
 
 // out = softmax(q k^T * scale) v over each sequence's kv_len entries; query head h reads KV head
 // h / (num_heads / num_kv_heads). Rows of sequences with kv_len 0 are zero.

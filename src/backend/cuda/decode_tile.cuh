@@ -5,7 +5,7 @@
 //
 // Shared memory of a block:
 //
-//   | warp 0 ring | warp 1 ring | warp 2 ring | warp 3 ring | table (kTableEntries) |
+//   | warp 0 ring | warp 1 ring | warp 2 ring | warp 3 ring | table (kDecodeMaxTableEntries) |
 //     stage 0: K tile, V tile | stage 1 | stage 2
 //
 // K and V rows are stored with their 16-byte chunks XOR-swizzled by (row % 8), so the 8 rows an
@@ -27,10 +27,9 @@ inline constexpr int kWarps = 4;
 inline constexpr int kThreads = kWarps * 32;
 inline constexpr int kTileKeys = 16;  // keys a warp takes per step: n of two score MMAs, k of PV
 inline constexpr int kStages = 3;     // tiles per warp ring: two in flight while one is computed
-inline constexpr int kMinBlockSize = 8;
-inline constexpr int kTableEntries = kDecodeMaxPartition / kMinBlockSize;
-static_assert(kDecodeMinPartition % kTileKeys == 0 && kDecodeMinPartition >= 256,
-              "partitions start on block and tile boundaries");
+static_assert(kDecodeMinPartition % kTileKeys == 0, "partitions start on tile boundaries");
+inline constexpr int kTableEntriesPerThread = kDecodeMaxTableEntries / kThreads;
+static_assert(kDecodeMaxTableEntries % kThreads == 0, "threads copy table entries evenly");
 
 // Sizes of one warp's ring, and where chunk `chunk` (8 dims) of row `row` sits in a K or V tile.
 template <int kHeadDim>
@@ -40,13 +39,10 @@ struct Tile {
     static constexpr int kBytes = kTileKeys * kRowBytes;  // K or V of one tile
     static constexpr int kStageBytes = 2 * kBytes;        // K, then V
     static constexpr int kWarpBytes = kStages * kStageBytes;
+    static constexpr int kRingBytes = kWarps * kWarpBytes;           // every warp's ring
     static constexpr int kCopiesPerLane = kTileKeys * kChunks / 32;  // of K, and as many of V
     static constexpr int kRowsPerCopy = 32 / kChunks;                // rows one copy step covers
-    static constexpr int kAccStride =
-        kHeadDim + 4;  // floats per head when warps merge: no conflicts
-    static constexpr int kSmemBytes = kWarps * kWarpBytes + kTableEntries * 4;
-    static_assert((2 + kAccStride) * kDecodeMaxGroup * 4 <= kWarpBytes,
-                  "warp results fit the ring");
+    static constexpr int kSmemBytes = kRingBytes + kDecodeMaxTableEntries * 4;
 
     __device__ static uint32_t offset(int row, int chunk) {
         return row * kRowBytes + ((chunk ^ (row % 8)) << 4);
@@ -57,8 +53,8 @@ __device__ __forceinline__ uint32_t smem_address(const void* ptr) {
     return static_cast<uint32_t>(__cvta_generic_to_shared(ptr));
 }
 
-// 16 bytes from global to shared memory, asynchronously; src_bytes 0 writes zeros and reads
-// nothing.
+// 16 bytes from global to shared memory through L2 (not L1), asynchronously; src_bytes 0 writes
+// zeros and reads nothing.
 __device__ __forceinline__ void cp_async_16(uint32_t dst, const void* src, int src_bytes) {
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
                  "r"(src_bytes)
@@ -102,16 +98,19 @@ __device__ __forceinline__ uint32_t bf16x2_bits(__nv_bfloat162 v) {
     return *reinterpret_cast<uint32_t*>(&v);
 }
 
-// What the tile copies of one block need.
+// What the tile copies of one block need. Key k of the partition is slot offset + k of the
+// blocks table[0], table[1], ... (offset > 0 when the partition starts inside a block).
 struct TileSource {
-    const int32_t* table;  // shared: block ids of the partition's keys
+    const int32_t* table;  // shared: DecodePartitionBlocks::count block ids
     int32_t num_keys;      // keys of the partition, >= 1
+    int32_t offset;        // of the partition's first key in block table[0]
     int32_t kv_head;
     int log_block_size;
 };
 
 // Starts the copies of tile `tile` of the partition into the ring stage at shared address
-// `stage`. Keys past the partition's end become zero rows, and their table entries are not read.
+// `stage`. Keys past the partition's end become zero rows (so that 0 * V stays 0), and their
+// table entries are not read.
 template <int kHeadDim>
 __device__ __forceinline__ void copy_tile(const DecodeAttentionParams& p, const TileSource& src,
                                           int32_t tile, uint32_t stage) {
@@ -126,8 +125,9 @@ __device__ __forceinline__ void copy_tile(const DecodeAttentionParams& p, const 
         const bf16* v = p.v_blocks;
         int bytes = 0;
         if (key < src.num_keys) {
-            const int64_t slot = int64_t{src.table[key >> src.log_block_size]} * p.block_size +
-                                 (key & (p.block_size - 1));
+            const int32_t at_key = src.offset + key;
+            const int64_t slot = int64_t{src.table[at_key >> src.log_block_size]} * p.block_size +
+                                 (at_key & (p.block_size - 1));
             const int64_t at = (slot * p.num_kv_heads + src.kv_head) * kHeadDim + chunk * kVecElems;
             k += at;
             v += at;

@@ -20,8 +20,8 @@ namespace se::cuda::decode {
 
 static_assert(kDecodeMaxGroup == 8, "the group is the n = 8 of the MMAs");
 
-// One warp's online softmax over its tiles, for the 8 head rows of the group (lane / 4 is the
-// head whose max and sum the lane keeps; heads past the group are zero rows nobody reads).
+// The online softmax state of one warp, for the 8 head rows of the group (lane / 4 is the head
+// whose max and sum the lane keeps; heads past the group are zero rows nobody reads).
 template <int kHeadDim>
 struct WarpAttention {
     static constexpr int kDimSteps = kHeadDim / 16;
@@ -128,9 +128,12 @@ __device__ __forceinline__ void init_warp(const DecodeAttentionParams& p, int32_
 }
 
 // One warp's (max, sum, acc) per head, at the start of its ring once the ring is drained:
-//   max f32 [8], sum f32 [8], acc f32 [8, kAccStride]
+//   max f32 [8], sum f32 [8], acc f32 [8, kStride]
 template <int kHeadDim>
 struct WarpResult {
+    static constexpr int kStride = kHeadDim + 4;  // floats per head: no bank conflicts
+    static_assert((2 + kStride) * kDecodeMaxGroup * 4 <= Tile<kHeadDim>::kWarpBytes,
+                  "warp results fit the ring");
     float* max;
     float* sum;
     float* acc;
@@ -144,7 +147,7 @@ struct WarpResult {
 template <int kHeadDim>
 __device__ __forceinline__ void store_warp(const WarpAttention<kHeadDim>& w,
                                            const WarpResult<kHeadDim>& r) {
-    constexpr int kStride = Tile<kHeadDim>::kAccStride;
+    constexpr int kStride = WarpResult<kHeadDim>::kStride;
     const int lane = threadIdx.x % 32;
     const int g = lane / 4;
     const int h = 2 * (lane % 4);
