@@ -60,6 +60,10 @@ Status run(const Shape& s, int iters) {
     const int64_t ws_floats =
         decode_attention_workspace_floats(s.batch, kHeads, kHeadDim, s.context, partition);
     SE_ASSIGN_OR_RETURN(DeviceBuffer ws, DeviceBuffer::allocate(size_t(ws_floats) * 4));
+    // Zero once: every launch leaves the merge counters zero.
+    SE_ASSIGN_OR_RETURN(DeviceBuffer counters, filled(size_t(s.batch) * kKvHeads * 4, 0));
+    // The timing stream does not wait for the legacy stream's memsets.
+    if (cudaDeviceSynchronize() != cudaSuccess) return internal_error("cudaDeviceSynchronize");
 
     const DecodeAttentionParams p{.q = q.as<bf16>(),
                                   .k_blocks = k.as<bf16>(),
@@ -68,6 +72,7 @@ Status run(const Shape& s, int iters) {
                                   .kv_lens = d_lens.as<int32_t>(),
                                   .out = out.as<bf16>(),
                                   .workspace = ws.as<float>(),
+                                  .merge_counters = counters.as<uint32_t>(),
                                   .q_row_stride = kHeads * kHeadDim,
                                   .block_table_stride = blocks_per_seq,
                                   .max_kv_len = s.context,

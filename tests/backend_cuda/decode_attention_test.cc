@@ -6,10 +6,12 @@
 // (decode_partition.h) picks 1024 keys. Every case also runs at every other partition size.
 //
 // A batched launch must also equal, bit for bit, the same sequences launched one by one (the
-// FlashInfer check: no sequence sees another's data) and a launch with a much looser max_kv_len
-// (the larger grid of a CUDA graph's bucket: its extra partitions must do nothing). Outputs are
-// bit-reproducible only between launches that split a sequence into the same partitions, so each
-// of these passes the batch's partition size.
+// FlashInfer check: no sequence sees another's data), a launch with a much looser max_kv_len (the
+// larger grid of a CUDA graph's bucket: its extra partitions must do nothing), and the same launch
+// merged by the second kernel instead of the last block (both merges add in one order). Outputs
+// are bit-reproducible only between launches that split a sequence into the same partitions, so
+// each of these passes the batch's partition size. After every launch the merge counters must be
+// zero again, as the next launch (or graph replay) needs them.
 //
 // Tolerance: one bf16 rounding of the output (kBf16RelTol) plus 2e-5 absolute. Inputs are bf16
 // values in [-1, 1] (K, V) and [-2, 2] (q); the kernel's f32 scores, exponentials and weighted
@@ -119,6 +121,7 @@ struct Launch {
     int32_t count = 0;
     int32_t max_kv_len = 0;
     int32_t partition = 0;
+    DecodeMerge merge = DecodeMerge::kAuto;
 };
 
 // The fixture on the device, and launches over any contiguous range of its sequences.
@@ -131,7 +134,8 @@ class DeviceFixture {
           v_(upload(f.v_cache)),
           tables_(upload(f.padded_tables)),
           lens_(upload(f.kv_lens)),
-          out_(poisoned(2 * f.num_seqs() * f.width())) {}
+          out_(poisoned(2 * f.num_seqs() * f.width())),
+          counters_(upload(std::vector<uint32_t>(std::max(f.num_seqs(), 1) * kNumKvHeads, 0u))) {}
 
     // Output rows of the launch's sequences, into a NaN-poisoned output with a NaN-poisoned
     // workspace.
@@ -148,6 +152,7 @@ class DeviceFixture {
              .kv_lens = lens_.as<int32_t>() + l.first,
              .out = out_.as<bf16>(),
              .workspace = workspace.as<float>(),
+             .merge_counters = counters_.as<uint32_t>(),
              .q_row_stride = f_.q_row_stride,
              .block_table_stride = f_.table_stride,
              .max_kv_len = l.max_kv_len,
@@ -157,15 +162,22 @@ class DeviceFixture {
              .head_dim = f_.layout.head_dim,
              .block_size = f_.layout.block_size,
              .partition = l.partition,
+             .merge = l.merge,
              .scale = scale},
             nullptr);
         EXPECT_TRUE(s.ok()) << s.to_string();
-        return download_bf16(out_, l.count * f_.width());
+        std::vector<float> out = download_bf16(out_, l.count * f_.width());
+        const std::vector<uint32_t> counters =
+            testing::download<uint32_t>(counters_, counters_.size_bytes() / sizeof(uint32_t));
+        EXPECT_EQ(std::count(counters.begin(), counters.end(), 0u),
+                  static_cast<std::ptrdiff_t>(counters.size()))
+            << "merge counters left non-zero";
+        return out;
     }
 
   private:
     const DecodeFixture& f_;
-    DeviceBuffer q_, k_, v_, tables_, lens_, out_;
+    DeviceBuffer q_, k_, v_, tables_, lens_, out_, counters_;
 };
 
 using DecodeParam = std::tuple<int32_t, int32_t, int32_t>;  // block size, group, head dim
@@ -188,10 +200,19 @@ class DecodeAttentionTest : public ::testing::TestWithParam<DecodeParam> {
         const Launch batch{.count = f.num_seqs(), .max_kv_len = max_kv_len, .partition = partition};
         const std::vector<float> got = dev.run(batch, scale);
         testing::expect_all_near(got, want, 2e-5f, testing::kBf16RelTol, "out");
-        // A graph step's bound: a far larger grid.
-        Launch loose = batch;
-        loose.max_kv_len = 16 * max_kv_len + 300;
-        testing::expect_all_equal(dev.run(loose, scale), got, "max_kv_len 16x + 300");
+        for (DecodeMerge merge : {DecodeMerge::kLastBlock, DecodeMerge::kSecondKernel}) {
+            Launch forced = batch;
+            forced.merge = merge;
+            testing::expect_all_equal(dev.run(forced, scale), got, "forced merge vs auto");
+        }
+        // A graph step's bound: a far larger grid (whose partials may then be too many for one
+        // block, merged by the second kernel), under each merge.
+        for (DecodeMerge merge : {DecodeMerge::kAuto, DecodeMerge::kLastBlock}) {
+            Launch loose = batch;
+            loose.max_kv_len = 16 * max_kv_len + 300;
+            loose.merge = merge;
+            testing::expect_all_equal(dev.run(loose, scale), got, "max_kv_len 16x + 300");
+        }
         for (int32_t s = 0; s < f.num_seqs(); ++s) {
             const Launch alone{
                 .first = s, .count = 1, .max_kv_len = kv_lens[s], .partition = partition};
@@ -206,8 +227,11 @@ class DecodeAttentionTest : public ::testing::TestWithParam<DecodeParam> {
             const std::string what = "partition " + std::to_string(size);
             Launch other = batch;
             other.partition = size;
-            testing::expect_all_near(dev.run(other, scale), want, 2e-5f, testing::kBf16RelTol,
-                                     what);
+            other.merge = DecodeMerge::kLastBlock;
+            const std::vector<float> last_block = dev.run(other, scale);
+            testing::expect_all_near(last_block, want, 2e-5f, testing::kBf16RelTol, what);
+            other.merge = DecodeMerge::kSecondKernel;
+            testing::expect_all_equal(dev.run(other, scale), last_block, what + ", second kernel");
         }
     }
 };
@@ -222,7 +246,7 @@ TEST_P(DecodeAttentionTest, LongSequenceOverManyPartitions) {
 }
 
 TEST_P(DecodeAttentionTest, OneSequenceOf1100TakesPartitionsOf64) {
-    // The engine's batch-1 decode step: 18 partitions.
+    // The engine's batch-1 decode step: 18 partitions, merged by the last block.
     check({1100}, 16, 64);
 }
 
@@ -257,6 +281,35 @@ INSTANTIATE_TEST_SUITE_P(
                        ::testing::Values(64, 128)),
     testing::paged_attention_param_name<::testing::TestParamInfo<DecodeParam>>);
 
+// Which merge the launches take (decode_attention_merge): the tests above compare the merges, so
+// they must each run somewhere. The benchmark's shapes (8 KV heads of 4 query heads), and groups
+// of 8, whose merging block takes 4 heads at a time.
+TEST(DecodeAttentionMerge, LastBlockWherePartialsFitAndTheGridIsSmall) {
+    auto merge = [](int32_t num_seqs, int32_t max_kv_len, int32_t num_heads, int32_t head_dim,
+                    DecodeMerge asked) {
+        return decode_attention_merge({.max_kv_len = max_kv_len,
+                                       .num_seqs = num_seqs,
+                                       .num_heads = num_heads,
+                                       .num_kv_heads = 8,
+                                       .head_dim = head_dim,
+                                       .partition = decode_partition_size(num_seqs, max_kv_len),
+                                       .merge = asked});
+    };
+    constexpr DecodeMerge kAuto = DecodeMerge::kAuto;
+    constexpr DecodeMerge kLast = DecodeMerge::kLastBlock;
+    constexpr DecodeMerge kSecond = DecodeMerge::kSecondKernel;
+    EXPECT_EQ(merge(1, 1100, 32, 128, kAuto), kLast);      // 18 x 8 blocks, 18 x 4 rows of 528 B
+    EXPECT_EQ(merge(1, 32768, 32, 128, kAuto), kLast);     // 32 x 8 blocks, 32 x 4 rows
+    EXPECT_EQ(merge(16, 4096, 32, 128, kAuto), kLast);     // 512 blocks, 4 x 4 rows
+    EXPECT_EQ(merge(16, 32768, 32, 128, kAuto), kSecond);  // 4096 blocks
+    EXPECT_EQ(merge(16, 32768, 32, 128, kLast), kLast);    // ... whose 32 x 4 rows fit
+    EXPECT_EQ(merge(1, 131072, 32, 128, kLast), kSecond);  // 128 x 4 rows (270 KB) do not
+    EXPECT_EQ(merge(1, 32768, 64, 128, kAuto), kLast);     // 2 rounds of 32 x 4 rows
+    EXPECT_EQ(merge(1, 32768, 32, 64, kLast), kLast);      // 32 x 4 rows of 272 B fit 48 KB
+    EXPECT_EQ(merge(1, 65536, 32, 64, kLast), kSecond);    // 64 x 4 do not
+    EXPECT_EQ(merge(1, 1100, 32, 128, kSecond), kSecond);
+}
+
 TEST(DecodeAttentionArgs, UnsupportedShapesAreStatuses) {
     const DecodeAttentionParams ok{.q_row_stride = 8 * 128,
                                    .num_seqs = 1,
@@ -282,6 +335,10 @@ TEST(DecodeAttentionArgs, UnsupportedShapesAreStatuses) {
         p.partition = partition;
         testing::expect_invalid_argument(decode_attention(p, nullptr), "partition");
     }
+    // 16 partitions merged by the last block need counters.
+    p = ok;
+    p.max_kv_len = 1000;
+    testing::expect_invalid_argument(decode_attention(p, nullptr), "merge_counters");
     p = ok;
     p.num_seqs = 0;
     EXPECT_TRUE(decode_attention(p, nullptr).ok());

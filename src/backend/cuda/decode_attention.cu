@@ -1,6 +1,6 @@
 // Paged decode attention: a single pass over each partition's keys with an online softmax, then a
 // log-sum-exp merge of the partitions (decode_attention.h has the picture; decode_tile.cuh the
-// tiles, decode_warp.cuh the tensor-core math).
+// tiles, decode_warp.cuh the tensor-core math, decode_merge.cuh the merges).
 //
 // First pass, one block of 4 warps per (KV head, partition, sequence). The block copies its
 // partition's block-table entries to shared memory while kv_len is still on its way (the entries
@@ -15,18 +15,20 @@
 // so K and V of two tiles are in flight while one is computed (16 KB per warp at head_dim 128,
 // about 128 KB per SM at 2 blocks/SM), with no block-wide barrier inside the loop. At the end the
 // 4 warps merge (max, sum, acc) through shared memory by log-sum-exp; the block writes the output
-// rows when its sequence has a single partition, its partial to the workspace otherwise.
+// rows when its sequence has a single partition, its partial to the workspace otherwise. Where
+// the last block merges (DecodeMerge), it then counts itself in merge_counters, and the last block
+// of the (sequence, KV head) merges the group's partials and zeroes the counter for the next
+// launch.
 //
-// Second kernel, one block per (head, sequence) with more than one partition: the block max and
-// total of the partitions, then 8 warps over the partitions and the lanes over the dims.
+// Second kernel elsewhere: one block per (head, sequence) with more than one partition.
 #include <algorithm>
 #include <cmath>
 #include <string>
 
 #include "backend/cuda/cuda_status.h"
 #include "backend/cuda/decode_attention.h"
+#include "backend/cuda/decode_merge.cuh"
 #include "backend/cuda/decode_warp.cuh"
-#include "backend/cuda/lse_merge.h"
 
 namespace se::cuda::decode {
 namespace {
@@ -34,42 +36,15 @@ namespace {
 constexpr float kLog2e = 1.4426950408889634f;
 constexpr float kLn2 = 0.6931471805599453f;
 
-constexpr int kMergeWarps = 8;
-
-// Where the first pass leaves partition `part` of row (seq, head), and the merge finds it:
-//   acc  f32 [num_seqs, num_heads, num_parts, head_dim]
-//   max  f32 [num_seqs, num_heads, num_parts]   natural-log units, as lse_merge.h expects
-//   sum  f32 [num_seqs, num_heads, num_parts]
-struct Workspace {
-    float* acc;
-    float* max;
-    float* sum;
-
-    __host__ __device__ static Workspace of(const DecodeAttentionParams& p, int32_t num_parts) {
-        const int64_t rows = int64_t{p.num_seqs} * p.num_heads * num_parts;
-        return {p.workspace, p.workspace + rows * p.head_dim,
-                p.workspace + rows * (p.head_dim + 1)};
-    }
-};
-
-// kv_len clamped into what the grid covers (a kv_len beyond max_kv_len breaks the contract; the
-// clamp keeps every block and the merge inside the table row and the workspace).
-__device__ __forceinline__ int32_t clamped_kv_len(const DecodeAttentionParams& p, int32_t seq,
-                                                  int32_t num_parts) {
-    return min(max(p.kv_lens[seq], 0), num_parts * p.partition);
-}
-
 // The block's warps merged by log-sum-exp: the output rows when the sequence has only this
-// partition (direct), the partition's workspace entries otherwise.
+// partition (direct), the partition's workspace rows otherwise.
 template <int kHeadDim>
-__device__ void store_partition(const DecodeAttentionParams& p, uint8_t* smem, int32_t group,
-                                int32_t num_parts, bool direct) {
+__device__ void store_partition(const DecodeAttentionParams& p, uint8_t* smem,
+                                const Workspace<kHeadDim>& ws, int32_t seq, int32_t kv_head,
+                                int32_t part, bool direct) {
+    using W = Workspace<kHeadDim>;
     constexpr int kStride = WarpResult<kHeadDim>::kStride;
-    const int32_t part = blockIdx.y;
-    const int32_t kv_head = blockIdx.x;
-    const int32_t seq = blockIdx.z;
-    const Workspace ws = Workspace::of(p, num_parts);
-    for (int i = threadIdx.x; i < group * kHeadDim; i += kThreads) {
+    for (int i = threadIdx.x; i < ws.group * kHeadDim; i += kThreads) {
         const int g = i / kHeadDim;
         const int d = i % kHeadDim;
         float max = -INFINITY;
@@ -84,26 +59,49 @@ __device__ void store_partition(const DecodeAttentionParams& p, uint8_t* smem, i
             sum += f * r.sum[g];
             acc += f * r.acc[g * kStride + d];
         }
-        const int32_t head = kv_head * group + g;
         if (direct) {
+            const int32_t head = kv_head * ws.group + g;
             p.out[(int64_t{seq} * p.num_heads + head) * kHeadDim + d] =
                 __float2bfloat16_rn(acc / sum);
         } else {
-            const int64_t at = (int64_t{seq} * p.num_heads + head) * num_parts + part;
-            ws.acc[at * kHeadDim + d] = acc;
+            float* row = ws.row(seq, kv_head, part, g);
+            row[d] = acc;
             if (d == 0) {
-                ws.max[at] = max * kLn2;
-                ws.sum[at] = sum;
+                row[W::kMax] = max * kLn2;
+                row[W::kSum] = sum;
             }
         }
     }
+}
+
+// Whether this block is the last of the seq_parts blocks counted in *counter; if so, every
+// block's workspace rows are visible to all of its threads once this returns. The pattern of
+// CUDA's threadFenceReduction and of cooperative groups' grid sync: the block's stores, a barrier,
+// then one thread's fence (release) and atomic; in the last block, that thread's fence after the
+// atomic (acquire) and a barrier before anyone reads.
+__device__ bool last_block(uint32_t* counter, int32_t seq_parts) {
+    __shared__ bool s_last;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        __threadfence();
+        const bool last = atomicAdd(counter, 1u) + 1u == static_cast<uint32_t>(seq_parts);
+        if (last) {
+            __threadfence();
+            // Every other block of this (sequence, KV head) has counted already: nobody touches
+            // the counter again in this launch, and the next launch finds it zero.
+            *counter = 0u;
+        }
+        s_last = last;
+    }
+    __syncthreads();
+    return s_last;
 }
 
 // First pass: one block per (KV head, partition, sequence), KV heads fastest so that the blocks
 // reading the same cache blocks run side by side; every query head of the group.
 template <int kHeadDim>
 __global__ void __launch_bounds__(kThreads, 2)
-    decode_partition_kernel(DecodeAttentionParams p, int32_t num_parts) {
+    decode_partition_kernel(DecodeAttentionParams p, int32_t num_parts, bool merge_here) {
     using T = Tile<kHeadDim>;
     extern __shared__ __align__(128) uint8_t smem[];
     auto* s_table = reinterpret_cast<int32_t*>(smem + T::kRingBytes);
@@ -169,81 +167,108 @@ __global__ void __launch_bounds__(kThreads, 2)
     __syncwarp();
     store_warp(w, WarpResult<kHeadDim>::at(smem, warp));
     __syncthreads();
-    const int32_t seq_parts = (kv_len + p.partition - 1) / p.partition;
-    store_partition<kHeadDim>(p, smem, group, num_parts, seq_parts == 1);
+    const Workspace<kHeadDim> ws{p.workspace, p.num_kv_heads, num_parts, group};
+    const int32_t seq_parts = seq_partitions(kv_len, p.partition);
+    store_partition<kHeadDim>(p, smem, ws, seq, kv_head, part, seq_parts == 1);
+    if (seq_parts == 1 || !merge_here) return;
+    if (!last_block(p.merge_counters + seq * p.num_kv_heads + kv_head, seq_parts)) return;
+    merge_in_block<kHeadDim>(p, ws, smem, seq, kv_head, seq_parts);
 }
 
-// Reduces x over the block with op; every thread gets the result. s_red: one float per warp.
-template <typename Op>
-__device__ float block_reduce(float x, float* s_red, Op op) {
-#pragma unroll
-    for (int off = 16; off > 0; off /= 2) x = op(x, __shfl_xor_sync(0xffffffffu, x, off));
-    if (threadIdx.x % 32 == 0) s_red[threadIdx.x / 32] = x;
-    __syncthreads();
-    x = s_red[0];
-#pragma unroll
-    for (int w = 1; w < kMergeWarps; ++w) x = op(x, s_red[w]);
-    __syncthreads();  // s_red may be reused
-    return x;
-}
-
-// Second pass: one block per (head, sequence); partitions over warps, dims over lanes.
+// Second kernel: one block per (head, sequence); the lanes of the totals are its threads, the
+// accumulator chains its warps, the dims of a chain its lanes.
 template <int kHeadDim>
-__global__ void __launch_bounds__(kMergeWarps * 32)
+__global__ void __launch_bounds__(kMergeLanes)
     decode_merge_kernel(DecodeAttentionParams p, int32_t num_parts) {
+    using W = Workspace<kHeadDim>;
     constexpr int kLaneDims = kHeadDim / 32;
-    __shared__ float s_red[kMergeWarps];
-    __shared__ float s_acc[kMergeWarps][kHeadDim];
+    constexpr int kLaneGroups = kMergeLanes / 32;
+    static_assert(kLaneGroups == kMergeChains, "one chain per warp");
+    __shared__ float s_max[kLaneGroups];
+    __shared__ float s_sum[kLaneGroups];
+    __shared__ float s_acc[kMergeChains][kHeadDim];
     const int32_t head = blockIdx.x;
     const int32_t seq = blockIdx.y;
     const int warp = threadIdx.x / 32;
     const int lane = threadIdx.x % 32;
-    const int32_t seq_parts = (clamped_kv_len(p, seq, num_parts) + p.partition - 1) / p.partition;
+    const int32_t seq_parts = seq_partitions(clamped_kv_len(p, seq, num_parts), p.partition);
     if (seq_parts <= 1) return;  // the first pass wrote this row (zeros when kv_len is 0)
-    const Workspace ws = Workspace::of(p, num_parts);
-    const int64_t row = (int64_t{seq} * p.num_heads + head) * num_parts;
+    const int32_t group = p.num_heads / p.num_kv_heads;
+    const W ws{p.workspace, p.num_kv_heads, num_parts, group};
+    auto row = [&](int32_t part) { return ws.row(seq, head / group, part, head % group); };
 
     float max = -INFINITY;
-    for (int32_t i = threadIdx.x; i < seq_parts; i += kMergeWarps * 32)
-        max = fmaxf(max, ws.max[row + i]);
-    max = block_reduce(max, s_red, [](float a, float b) { return fmaxf(a, b); });
-    float total = 0.0f;
-    for (int32_t i = threadIdx.x; i < seq_parts; i += kMergeWarps * 32)
-        total += expf(ws.max[row + i] - max) * ws.sum[row + i];
-    total = block_reduce(total, s_red, [](float a, float b) { return a + b; });
-    const LseMerge merge{max, 1.0f / total};
-
-    float acc[kLaneDims] = {};
-#pragma unroll 4
-    for (int32_t part = warp; part < seq_parts; part += kMergeWarps) {
-        const float f = merge.scale(ws.max[row + part]);
-        const float* src = ws.acc + (row + part) * kHeadDim + lane * kLaneDims;
-#pragma unroll
-        for (int e = 0; e < kLaneDims; ++e) acc[e] += f * src[e];
-    }
-#pragma unroll
-    for (int e = 0; e < kLaneDims; ++e) s_acc[warp][lane * kLaneDims + e] = acc[e];
+    for (int32_t i = threadIdx.x; i < seq_parts; i += kMergeLanes)
+        max = fmaxf(max, row(i)[W::kMax]);
+    max = warp_max(max);
+    if (lane == 0) s_max[warp] = max;
     __syncthreads();
-    for (int d = threadIdx.x; d < kHeadDim; d += kMergeWarps * 32) {
-        float out = 0.0f;
+    max = s_max[0];
 #pragma unroll
-        for (int w = 0; w < kMergeWarps; ++w) out += s_acc[w][d];
-        p.out[(int64_t{seq} * p.num_heads + head) * kHeadDim + d] = __float2bfloat16_rn(out);
+    for (int w = 1; w < kLaneGroups; ++w) max = fmaxf(max, s_max[w]);
+    float t = 0.0f;
+    for (int32_t i = threadIdx.x; i < seq_parts; i += kMergeLanes)
+        t = lse_term(t, row(i)[W::kMax], row(i)[W::kSum], max);
+    t = warp_sum(t);
+    if (lane == 0) s_sum[warp] = t;
+    __syncthreads();
+    const LseMerge merge{max, 1.0f / sum_in_order(s_sum)};
+
+    float chain[kLaneDims] = {};
+#pragma unroll 4
+    for (int32_t part = warp; part < seq_parts; part += kMergeChains) {
+        const float* r = row(part);
+        const float f = merge.scale(r[W::kMax]);
+#pragma unroll
+        for (int e = 0; e < kLaneDims; ++e) chain[e] = fmaf(f, r[lane * kLaneDims + e], chain[e]);
     }
+#pragma unroll
+    for (int e = 0; e < kLaneDims; ++e) s_acc[warp][lane * kLaneDims + e] = chain[e];
+    __syncthreads();
+    for (int d = threadIdx.x; d < kHeadDim; d += kMergeLanes) {
+        float x = 0.0f;
+#pragma unroll
+        for (int c = 0; c < kMergeChains; ++c) x = x + s_acc[c][d];
+        p.out[(int64_t{seq} * p.num_heads + head) * kHeadDim + d] = __float2bfloat16_rn(x);
+    }
+}
+
+// Whether the last block of each (sequence, KV head) merges (DecodeMerge): a round's rows of the
+// launch must fit in its drained rings (decode_merge.cuh), and under kAuto the grid must be
+// small. The last-block merge costs every block of the grid a fence and an atomic round trip
+// at its end (about two memory latencies with none of its own loads in flight) and saves the
+// second kernel once (its launch behind the first kernel's drain, then its own chain of
+// latencies: several microseconds), which pays in grids of a few waves.
+bool merges_in_block(const DecodeAttentionParams& p, int32_t num_parts) {
+    const int64_t ring_bytes =
+        p.head_dim == 64 ? Tile<64>::kRingBytes : int64_t{Tile<128>::kRingBytes};
+    const bool fits =
+        decode_round_rows_bytes(num_parts, p.num_heads / p.num_kv_heads, p.head_dim) <= ring_bytes;
+    const int64_t blocks = int64_t{p.num_kv_heads} * num_parts * p.num_seqs;
+    switch (p.merge) {
+        case DecodeMerge::kAuto:
+            return fits && blocks <= kDecodeLastBlockMergeMaxBlocks;
+        case DecodeMerge::kLastBlock:
+            return fits;
+        case DecodeMerge::kSecondKernel:
+            return false;
+    }
+    return false;
 }
 
 template <int kHeadDim>
 Status launch(const DecodeAttentionParams& p, cudaStream_t stream) {
     const int32_t num_parts = decode_num_partitions(p.max_kv_len, p.partition);
+    const bool in_block = merges_in_block(p, num_parts);
     constexpr int kSmem = Tile<kHeadDim>::kSmemBytes;
     SE_CUDA_RETURN_IF_ERROR(cudaFuncSetAttribute(
         decode_partition_kernel<kHeadDim>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
     const dim3 grid(p.num_kv_heads, num_parts, p.num_seqs);
-    decode_partition_kernel<kHeadDim><<<grid, kThreads, kSmem, stream>>>(p, num_parts);
+    decode_partition_kernel<kHeadDim><<<grid, kThreads, kSmem, stream>>>(p, num_parts, in_block);
     SE_RETURN_IF_ERROR(launch_status("decode_attention (partitions)"));
-    if (num_parts == 1) return Status::ok_status();  // every row was written by the first pass
+    if (num_parts == 1 || in_block) return Status::ok_status();  // every row is written
     decode_merge_kernel<kHeadDim>
-        <<<dim3(p.num_heads, p.num_seqs), kMergeWarps * 32, 0, stream>>>(p, num_parts);
+        <<<dim3(p.num_heads, p.num_seqs), kMergeLanes, 0, stream>>>(p, num_parts);
     return launch_status("decode_attention (merge)");
 }
 
@@ -279,6 +304,9 @@ Status check_params(const DecodeAttentionParams& p) {
         return unsupported("decode_attention: max_kv_len " + std::to_string(p.max_kv_len) +
                            " needs more than 65535 partitions of " + std::to_string(p.partition));
     }
+    if (num_parts > 1 && merges_in_block(p, num_parts) && p.merge_counters == nullptr) {
+        return invalid_argument("decode_attention: merge_counters is null (a last-block merge)");
+    }
     return Status::ok_status();
 }
 
@@ -287,15 +315,22 @@ Status check_params(const DecodeAttentionParams& p) {
 
 namespace se::cuda {
 
+DecodeMerge decode_attention_merge(const DecodeAttentionParams& p) {
+    return decode::merges_in_block(p, decode_num_partitions(p.max_kv_len, p.partition))
+               ? DecodeMerge::kLastBlock
+               : DecodeMerge::kSecondKernel;
+}
+
 int64_t decode_attention_workspace_floats(int32_t num_seqs, int32_t num_heads, int32_t head_dim,
                                           int32_t max_kv_len, int32_t partition) {
     return int64_t{num_seqs} * num_heads * decode_num_partitions(max_kv_len, partition) *
-           (head_dim + 2);
+           decode::decode_row_floats(head_dim);
 }
 
 int64_t decode_attention_max_workspace_floats(int32_t max_seqs, int32_t num_heads, int32_t head_dim,
                                               int32_t max_len) {
-    return decode_max_partition_rows(max_seqs, max_len) * num_heads * (head_dim + 2);
+    return decode_max_partition_rows(max_seqs, max_len) * num_heads *
+           decode::decode_row_floats(head_dim);
 }
 
 Status decode_attention(const DecodeAttentionParams& p, cudaStream_t stream) {

@@ -10,7 +10,7 @@
 //
 // K and V rows are stored with their 16-byte chunks XOR-swizzled by (row % 8), so the 8 rows an
 // ldmatrix reads fall into 8 different bank groups. Once every warp has drained its ring, the
-// rings hold the warps' results.
+// rings hold the warps' results, and then the partials the merging block reads.
 #pragma once
 
 #include <cuda_bf16.h>
