@@ -97,6 +97,26 @@ __device__ bool last_block(uint32_t* counter, int32_t seq_parts) {
     return s_last;
 }
 
+// The partition's block-table entries into s_table, read whatever kv_len is (issued before the
+// caller's first use of it, so that the loads overlap): entries past the sequence's end are never
+// dereferenced, and those past the row's end are not read. Visible after a barrier.
+__device__ __forceinline__ void copy_table(const DecodeAttentionParams& p, int32_t seq,
+                                           const DecodePartitionBlocks& blocks, int32_t* s_table) {
+    const int32_t* table_row = p.block_tables + int64_t{seq} * p.block_table_stride;
+    int32_t entries[kTableEntriesPerThread];
+#pragma unroll
+    for (int j = 0; j < kTableEntriesPerThread; ++j) {  // all loads first, so they overlap
+        const int32_t i = threadIdx.x + j * kThreads;
+        const bool read = i < blocks.count && blocks.first + i < p.block_table_stride;
+        entries[j] = read ? table_row[blocks.first + i] : -1;
+    }
+#pragma unroll
+    for (int j = 0; j < kTableEntriesPerThread; ++j) {
+        const int32_t i = threadIdx.x + j * kThreads;
+        if (i < blocks.count) s_table[i] = entries[j];
+    }
+}
+
 // First pass: one block per (KV head, partition, sequence), KV heads fastest so that the blocks
 // reading the same cache blocks run side by side; every query head of the group.
 template <int kHeadDim>
@@ -111,19 +131,7 @@ __global__ void __launch_bounds__(kThreads, 2)
     const int32_t group = p.num_heads / p.num_kv_heads;
     const int32_t kv_len = clamped_kv_len(p, seq, num_parts);
     const DecodePartitionBlocks blocks = decode_partition_blocks(part, p.partition, p.block_size);
-    const int32_t* table_row = p.block_tables + int64_t{seq} * p.block_table_stride;
-    int32_t entries[kTableEntriesPerThread];
-#pragma unroll
-    for (int j = 0; j < kTableEntriesPerThread; ++j) {  // all loads first, so they overlap
-        const int32_t i = threadIdx.x + j * kThreads;
-        const bool read = i < blocks.count && blocks.first + i < p.block_table_stride;
-        entries[j] = read ? table_row[blocks.first + i] : -1;
-    }
-#pragma unroll
-    for (int j = 0; j < kTableEntriesPerThread; ++j) {
-        const int32_t i = threadIdx.x + j * kThreads;
-        if (i < blocks.count) s_table[i] = entries[j];
-    }
+    copy_table(p, seq, blocks, s_table);
     if (kv_len == 0) {
         if (part != 0) return;
         bf16* out = p.out + (int64_t{seq} * p.num_heads + kv_head * group) * kHeadDim;

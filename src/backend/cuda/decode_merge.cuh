@@ -115,93 +115,125 @@ __device__ __forceinline__ void load_lane_dims(const float* src, float (&x)[N]) 
     }
 }
 
+// The rows of a merging round's heads (kMergeRoundHeads of them at most) over a sequence's
+// partitions live in the drained rings:
+//   rows f32 [seq_parts, heads, kRowFloats]
+template <int kHeadDim>
+struct RoundRows {
+    float* base;
+    int32_t heads;
+
+    __device__ const float* row(int32_t part, int32_t h) const {
+        return base + (part * heads + h) * Workspace<kHeadDim>::kRowFloats;
+    }
+};
+
+// Copies the round's rows of (seq, kv_head) from the workspace, through L2 (never stale L1 lines
+// of another SM's writes); every thread sees them on return.
+template <int kHeadDim>
+__device__ void copy_round_rows(const Workspace<kHeadDim>& ws, int32_t seq, int32_t kv_head,
+                                int32_t first_head, int32_t seq_parts,
+                                const RoundRows<kHeadDim>& r) {
+    constexpr int kPieces = Workspace<kHeadDim>::kRowFloats / 4;  // 16-byte pieces of a row
+    const int32_t part_pieces = r.heads * kPieces;
+    for (int32_t i = threadIdx.x; i < seq_parts * part_pieces; i += kThreads) {
+        const int32_t part = i / part_pieces;
+        const int32_t piece = i % part_pieces;
+        cp_async_16(smem_address(r.base + 4 * i),
+                    ws.row(seq, kv_head, part, first_head) + 4 * piece, 16);
+    }
+    cp_async_commit();
+    cp_async_wait<0>();
+    __syncthreads();
+}
+
+// Each round head's max (s_max: one per warp) and total (s_sum: one per group of 32 lanes) in the
+// merge order; every thread sees them on return.
+template <int kHeadDim>
+__device__ void round_totals(const RoundRows<kHeadDim>& r, int32_t seq_parts,
+                             float (&s_max)[kMergeRoundHeads][kWarps],
+                             float (&s_sum)[kMergeRoundHeads][kMergeLanes / 32]) {
+    using W = Workspace<kHeadDim>;
+    const int warp = threadIdx.x / 32;
+    const int lane = threadIdx.x % 32;
+    for (int32_t h = 0; h < r.heads; ++h) {
+        float m = -INFINITY;
+        for (int32_t i = threadIdx.x; i < seq_parts; i += kThreads)
+            m = fmaxf(m, r.row(i, h)[W::kMax]);
+        m = warp_max(m);
+        if (lane == 0) s_max[h][warp] = m;
+    }
+    __syncthreads();
+    for (int32_t h = 0; h < r.heads; ++h) {
+        float max = s_max[h][0];
+#pragma unroll
+        for (int w = 1; w < kWarps; ++w) max = fmaxf(max, s_max[h][w]);
+#pragma unroll
+        for (int half = 0; half < kMergeLanes / kThreads; ++half) {
+            float t = 0.0f;
+            for (int32_t i = threadIdx.x + half * kThreads; i < seq_parts; i += kMergeLanes)
+                t = lse_term(t, r.row(i, h)[W::kMax], r.row(i, h)[W::kSum], max);
+            t = warp_sum(t);
+            if (lane == 0) s_sum[h][warp + half * kWarps] = t;
+        }
+    }
+    __syncthreads();
+}
+
+// One warp: the output row of round head h, its dims over the lanes, in kMergeChains chains.
+template <int kHeadDim>
+__device__ void merge_head(const RoundRows<kHeadDim>& r, int32_t h, int32_t seq_parts,
+                           const LseMerge& merge, bf16* out) {
+    using W = Workspace<kHeadDim>;
+    constexpr int kLaneDims = kHeadDim / 32;
+    const int lane = threadIdx.x % 32;
+    float chain[kMergeChains][kLaneDims] = {};
+    for (int32_t first = 0; first < seq_parts; first += kMergeChains) {
+#pragma unroll
+        for (int c = 0; c < kMergeChains; ++c) {
+            if (first + c >= seq_parts) break;
+            const float* row = r.row(first + c, h);
+            const float f = merge.scale(row[W::kMax]);
+            float x[kLaneDims];
+            load_lane_dims(row + lane * kLaneDims, x);
+#pragma unroll
+            for (int e = 0; e < kLaneDims; ++e) chain[c][e] = fmaf(f, x[e], chain[c][e]);
+        }
+    }
+#pragma unroll
+    for (int e = 0; e < kLaneDims; ++e) {
+        float x = 0.0f;
+#pragma unroll
+        for (int c = 0; c < kMergeChains; ++c) x = x + chain[c][e];
+        out[lane * kLaneDims + e] = __float2bfloat16_rn(x);
+    }
+}
+
 // The merge of (seq, kv_head) by the block that finished its last partition, after every block's
-// rows are visible to it (decode_attention.cu: last_block). It takes the group's heads
-// kMergeRoundHeads at a time (a warp per head for the accumulators): their rows are copied into
-// the drained rings in one round of cp.async (through L2: lines another SM wrote are never read
-// stale from L1), then merged. The launch takes this merge only when a round's rows fit
-// (decode_round_rows_bytes).
+// rows are visible to it (decode_attention.cu: last_block), kMergeRoundHeads heads of the group
+// at a time, a warp per head for the accumulators. The launch takes this merge only when a
+// round's rows fit the rings (decode_round_rows_bytes).
 template <int kHeadDim>
 __device__ void merge_in_block(const DecodeAttentionParams& p, const Workspace<kHeadDim>& ws,
                                uint8_t* smem, int32_t seq, int32_t kv_head, int32_t seq_parts) {
-    using W = Workspace<kHeadDim>;
-    constexpr int kLaneDims = kHeadDim / 32;
-    constexpr int kLaneGroups = kMergeLanes / 32;
-    constexpr int kPieces = W::kRowFloats / 4;  // 16-byte pieces of a row
     __shared__ float s_max[kMergeRoundHeads][kWarps];
-    __shared__ float s_sum[kMergeRoundHeads][kLaneGroups];
+    __shared__ float s_sum[kMergeRoundHeads][kMergeLanes / 32];
     const int warp = threadIdx.x / 32;
-    const int lane = threadIdx.x % 32;
-    auto* rows = reinterpret_cast<float*>(smem);
     for (int32_t first_head = 0; first_head < ws.group; first_head += kMergeRoundHeads) {
-        const int32_t heads = min(ws.group - first_head, kMergeRoundHeads);
-        // rows f32 [seq_parts, heads, kRowFloats]: the round's heads of every partition.
-        const int32_t part_pieces = heads * kPieces;
-        __syncthreads();  // the previous round is done with the rings
-        for (int32_t i = threadIdx.x; i < seq_parts * part_pieces; i += kThreads) {
-            const int32_t part = i / part_pieces;
-            const int32_t piece = i % part_pieces;
-            cp_async_16(smem_address(rows + 4 * i),
-                        ws.row(seq, kv_head, part, first_head) + 4 * piece, 16);
-        }
-        cp_async_commit();
-        cp_async_wait<0>();
-        __syncthreads();
-        auto row = [&](int32_t part, int32_t h) {
-            return rows + (part * heads + h) * W::kRowFloats;
-        };
-
-        for (int32_t h = 0; h < heads; ++h) {
-            float m = -INFINITY;
-            for (int32_t i = threadIdx.x; i < seq_parts; i += kThreads)
-                m = fmaxf(m, row(i, h)[W::kMax]);
-            m = warp_max(m);
-            if (lane == 0) s_max[h][warp] = m;
-        }
-        __syncthreads();
-        for (int32_t h = 0; h < heads; ++h) {
-            float max = s_max[h][0];
-#pragma unroll
-            for (int w = 1; w < kWarps; ++w) max = fmaxf(max, s_max[h][w]);
-#pragma unroll
-            for (int half = 0; half < kMergeLanes / kThreads; ++half) {
-                float t = 0.0f;
-                for (int32_t i = threadIdx.x + half * kThreads; i < seq_parts; i += kMergeLanes)
-                    t = lse_term(t, row(i, h)[W::kMax], row(i, h)[W::kSum], max);
-                t = warp_sum(t);
-                if (lane == 0) s_sum[h][warp + half * kWarps] = t;
-            }
-        }
-        __syncthreads();
-
+        const RoundRows<kHeadDim> rows{reinterpret_cast<float*>(smem),
+                                       min(ws.group - first_head, kMergeRoundHeads)};
+        __syncthreads();  // the previous round is done with the rings and the sums
+        copy_round_rows(ws, seq, kv_head, first_head, seq_parts, rows);
+        round_totals(rows, seq_parts, s_max, s_sum);
         const int32_t h = warp;
-        if (h >= heads) continue;
+        if (h >= rows.heads) continue;
         float max = s_max[h][0];
 #pragma unroll
         for (int w = 1; w < kWarps; ++w) max = fmaxf(max, s_max[h][w]);
         const LseMerge merge{max, 1.0f / sum_in_order(s_sum[h])};
-        float chain[kMergeChains][kLaneDims] = {};
-        for (int32_t first = 0; first < seq_parts; first += kMergeChains) {
-#pragma unroll
-            for (int c = 0; c < kMergeChains; ++c) {
-                if (first + c >= seq_parts) break;
-                const float* r = row(first + c, h);
-                const float f = merge.scale(r[W::kMax]);
-                float x[kLaneDims];
-                load_lane_dims(r + lane * kLaneDims, x);
-#pragma unroll
-                for (int e = 0; e < kLaneDims; ++e) chain[c][e] = fmaf(f, x[e], chain[c][e]);
-            }
-        }
         const int32_t head = kv_head * ws.group + first_head + h;
-        bf16* out = p.out + (int64_t{seq} * p.num_heads + head) * kHeadDim;
-#pragma unroll
-        for (int e = 0; e < kLaneDims; ++e) {
-            float x = 0.0f;
-#pragma unroll
-            for (int c = 0; c < kMergeChains; ++c) x = x + chain[c][e];
-            out[lane * kLaneDims + e] = __float2bfloat16_rn(x);
-        }
+        merge_head(rows, h, seq_parts, merge,
+                   p.out + (int64_t{seq} * p.num_heads + head) * kHeadDim);
     }
 }
 
