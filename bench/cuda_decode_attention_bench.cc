@@ -1,16 +1,27 @@
 // Paged decode attention on the GPU (backend/cuda/decode_attention.h) at the shapes of the
-// decode benchmark in BENCHMARKS.md: bf16, 32 query heads over 8 KV heads, head_dim 128, 16-token
-// blocks, every sequence of the batch at the full context. Prints one JSON line per shape with
-// the mean kernel time over timed launches (CUDA events) and the effective KV bandwidth: the
-// bytes of K and V the launch must read (batch * context * kv_heads * head_dim * 2 bytes * 2),
-// divided by the time. bench/decode-attention runs it beside PyTorch SDPA on identical shapes.
+// decode benchmark in BENCHMARKS.md and at the small launches of an engine's decode step: bf16,
+// 32 query heads over 8 KV heads, head_dim 128, 16-token blocks, every sequence of the batch at
+// the full context. Prints one JSON line per shape with the mean kernel time over timed launches
+// (CUDA events) and the effective KV bandwidth: the bytes of K and V the launch must read
+// (batch * context * kv_heads * head_dim * 2 bytes * 2), divided by the time. "ms" times launches
+// on a stream, as PyTorch runs SDPA; "graph_ms" the same launches captured in one CUDA graph, as
+// the engine's decode steps run them (without the host's cost per launch, which the launches of
+// the smallest shapes can wait for). bench/decode-attention runs it beside PyTorch SDPA on
+// identical shapes.
 //
-// Usage: se_cuda_decode_attention_bench [--iters N]
+// The line of each shape is what the engine runs ("rule": true): the partition rule's size
+// (decode_partition.h) and the merge DecodeMerge::kAuto picks. With --sweep, lines for every
+// partition size (64 .. 2048) under both merges follow, to see what the rule and kAuto gain or
+// lose against the alternatives ("merged_by" says which merge ran: the last-block merge needs the
+// partials to fit a block's shared memory).
+//
+// Usage: se_cuda_decode_attention_bench [--iters N] [--sweep]
 #include <cuda_runtime_api.h>
 #include <fmt/core.h>
 
 #include <cstdlib>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "backend/cuda/decode_attention.h"
@@ -33,57 +44,117 @@ struct Shape {
     int32_t context;
 };
 
+// The shapes of bench/decode-attention, small launches first.
+constexpr Shape kShapes[] = {{1, 1024},   {1, 4096},  {16, 4096}, {1, 32768},
+                             {16, 32768}, {64, 8192}, {8, 131072}};
+
 Expected<DeviceBuffer> filled(size_t bytes, int byte) {
     SE_ASSIGN_OR_RETURN(DeviceBuffer buf, DeviceBuffer::allocate(bytes));
     if (cudaMemset(buf.data(), byte, bytes) != cudaSuccess) return internal_error("cudaMemset");
     return buf;
 }
 
-Status run(const Shape& s, int iters) {
-    const int64_t entries = int64_t{s.batch} * s.context;
-    const int64_t kv_bytes = entries * kKvHeads * kHeadDim * 2;  // one of K, V
-    const int32_t blocks_per_seq = s.context / kBlock;
-    // 0x3c3c as bf16 is about 0.0115: finite scores, a softmax over every key.
-    SE_ASSIGN_OR_RETURN(DeviceBuffer k, filled(static_cast<size_t>(kv_bytes), 0x3c));
-    SE_ASSIGN_OR_RETURN(DeviceBuffer v, filled(static_cast<size_t>(kv_bytes), 0x3c));
-    SE_ASSIGN_OR_RETURN(DeviceBuffer q, filled(size_t(s.batch) * kHeads * kHeadDim * 2, 0x3c));
-    SE_ASSIGN_OR_RETURN(DeviceBuffer out,
-                        DeviceBuffer::allocate(size_t(s.batch) * kHeads * kHeadDim * 2));
-    std::vector<int32_t> table(static_cast<size_t>(s.batch) * blocks_per_seq);
-    for (size_t i = 0; i < table.size(); ++i) table[i] = static_cast<int32_t>(i);
-    const std::vector<int32_t> lens(static_cast<size_t>(s.batch), s.context);
-    SE_ASSIGN_OR_RETURN(DeviceBuffer d_table, DeviceBuffer::allocate(table.size() * 4));
-    SE_ASSIGN_OR_RETURN(DeviceBuffer d_lens, DeviceBuffer::allocate(lens.size() * 4));
-    cudaMemcpy(d_table.data(), table.data(), table.size() * 4, cudaMemcpyHostToDevice);
-    cudaMemcpy(d_lens.data(), lens.data(), lens.size() * 4, cudaMemcpyHostToDevice);
-    const int64_t ws_floats =
-        decode_attention_workspace_floats(s.batch, kHeads, kHeadDim, s.context);
-    SE_ASSIGN_OR_RETURN(DeviceBuffer ws, DeviceBuffer::allocate(size_t(ws_floats) * 4));
+const char* merge_name(DecodeMerge merge) {
+    switch (merge) {
+        case DecodeMerge::kAuto:
+            return "auto";
+        case DecodeMerge::kLastBlock:
+            return "last_block";
+        case DecodeMerge::kSecondKernel:
+            return "second_kernel";
+    }
+    return "?";
+}
 
-    const DecodeAttentionParams p{.q = q.as<bf16>(),
-                                  .k_blocks = k.as<bf16>(),
-                                  .v_blocks = v.as<bf16>(),
-                                  .block_tables = d_table.as<int32_t>(),
-                                  .kv_lens = d_lens.as<int32_t>(),
-                                  .out = out.as<bf16>(),
-                                  .workspace = ws.as<float>(),
-                                  .q_row_stride = kHeads * kHeadDim,
-                                  .block_table_stride = blocks_per_seq,
-                                  .max_kv_len = s.context,
-                                  .num_seqs = s.batch,
-                                  .num_heads = kHeads,
-                                  .num_kv_heads = kKvHeads,
-                                  .head_dim = kHeadDim,
-                                  .block_size = kBlock,
-                                  .scale = 0.08838834764831845f};
-    SE_ASSIGN_OR_RETURN(const double ms, mean_launch_ms(kWarmup, iters, [&](cudaStream_t stream) {
-                            return decode_attention(p, stream);
-                        }));
-    const double tb_per_s = 2.0 * static_cast<double>(kv_bytes) / (ms * 1e-3) / 1e12;
-    fmt::print(
-        "{{\"impl\": \"sparse-engine\", \"batch\": {}, \"context\": {}, \"ms\": {:.4f}, "
-        "\"kv_tb_per_s\": {:.3f}}}\n",
-        s.batch, s.context, ms, tb_per_s);
+// One shape's inputs on the device, timed under any partition size and merge.
+class ShapeRun {
+  public:
+    static Expected<ShapeRun> create(const Shape& s) {
+        ShapeRun r;
+        r.shape_ = s;
+        const int64_t kv_bytes = r.kv_bytes();
+        const int32_t blocks_per_seq = s.context / kBlock;
+        // 0x3c3c as bf16 is about 0.0115: finite scores, a softmax over every key.
+        SE_ASSIGN_OR_RETURN(r.k_, filled(static_cast<size_t>(kv_bytes), 0x3c));
+        SE_ASSIGN_OR_RETURN(r.v_, filled(static_cast<size_t>(kv_bytes), 0x3c));
+        SE_ASSIGN_OR_RETURN(r.q_, filled(size_t(s.batch) * kHeads * kHeadDim * 2, 0x3c));
+        SE_ASSIGN_OR_RETURN(r.out_,
+                            DeviceBuffer::allocate(size_t(s.batch) * kHeads * kHeadDim * 2));
+        std::vector<int32_t> table(static_cast<size_t>(s.batch) * blocks_per_seq);
+        for (size_t i = 0; i < table.size(); ++i) table[i] = static_cast<int32_t>(i);
+        const std::vector<int32_t> lens(static_cast<size_t>(s.batch), s.context);
+        SE_ASSIGN_OR_RETURN(r.table_, DeviceBuffer::allocate(table.size() * 4));
+        SE_ASSIGN_OR_RETURN(r.lens_, DeviceBuffer::allocate(lens.size() * 4));
+        cudaMemcpy(r.table_.data(), table.data(), table.size() * 4, cudaMemcpyHostToDevice);
+        cudaMemcpy(r.lens_.data(), lens.data(), lens.size() * 4, cudaMemcpyHostToDevice);
+        // Room for the shortest partitions, the most rows any size needs.
+        const int64_t ws_floats = decode_attention_workspace_floats(s.batch, kHeads, kHeadDim,
+                                                                    s.context, kDecodeMinPartition);
+        SE_ASSIGN_OR_RETURN(r.ws_, DeviceBuffer::allocate(size_t(ws_floats) * 4));
+        // Zero once: every launch leaves the counters zero.
+        SE_ASSIGN_OR_RETURN(r.counters_, filled(size_t(s.batch) * kKvHeads * 4, 0));
+        // The timing stream does not wait for the legacy stream's memsets.
+        if (cudaDeviceSynchronize() != cudaSuccess) return internal_error("cudaDeviceSynchronize");
+        return r;
+    }
+
+    int64_t kv_bytes() const {  // one of K, V
+        return int64_t{shape_.batch} * shape_.context * kKvHeads * kHeadDim * 2;
+    }
+
+    Status time(int32_t partition, DecodeMerge merge, int iters) const {
+        const DecodeAttentionParams p{.q = q_.as<bf16>(),
+                                      .k_blocks = k_.as<bf16>(),
+                                      .v_blocks = v_.as<bf16>(),
+                                      .block_tables = table_.as<int32_t>(),
+                                      .kv_lens = lens_.as<int32_t>(),
+                                      .out = out_.as<bf16>(),
+                                      .workspace = ws_.as<float>(),
+                                      .merge_counters = counters_.as<uint32_t>(),
+                                      .q_row_stride = kHeads * kHeadDim,
+                                      .block_table_stride = shape_.context / kBlock,
+                                      .max_kv_len = shape_.context,
+                                      .num_seqs = shape_.batch,
+                                      .num_heads = kHeads,
+                                      .num_kv_heads = kKvHeads,
+                                      .head_dim = kHeadDim,
+                                      .block_size = kBlock,
+                                      .partition = partition,
+                                      .merge = merge,
+                                      .scale = 0.08838834764831845f};
+        auto launch = [&](cudaStream_t stream) { return decode_attention(p, stream); };
+        SE_ASSIGN_OR_RETURN(const double ms, mean_launch_ms(kWarmup, iters, launch));
+        SE_ASSIGN_OR_RETURN(const double graph_ms, mean_graph_launch_ms(iters, launch));
+        const double tb_per_s = 2.0 * static_cast<double>(kv_bytes()) / (ms * 1e-3) / 1e12;
+        const bool rule = partition == decode_partition_size(shape_.batch, shape_.context) &&
+                          merge == DecodeMerge::kAuto;
+        // "merge": asked for; "merged_by": what the launch ran (decode_attention_merge).
+        fmt::print(
+            "{{\"impl\": \"sparse-engine\", \"batch\": {}, \"context\": {}, \"partition\": {}, "
+            "\"merge\": \"{}\", \"merged_by\": \"{}\", \"rule\": {}, \"ms\": {:.4f}, "
+            "\"graph_ms\": {:.4f}, \"kv_tb_per_s\": {:.3f}}}\n",
+            shape_.batch, shape_.context, partition, merge_name(merge),
+            merge_name(decode_attention_merge(p)), rule, ms, graph_ms, tb_per_s);
+        return Status();
+    }
+
+  private:
+    Shape shape_{};
+    DeviceBuffer k_, v_, q_, out_, table_, lens_, ws_, counters_;
+};
+
+Status run(const Shape& s, int iters, bool sweep) {
+    SE_ASSIGN_OR_RETURN(const ShapeRun r, ShapeRun::create(s));
+    // What the engine runs: the rule's partition, the merge kAuto picks.
+    SE_RETURN_IF_ERROR(
+        r.time(decode_partition_size(s.batch, s.context), DecodeMerge::kAuto, iters));
+    if (!sweep) return Status();
+    for (int32_t partition = kDecodeMinPartition; partition <= kDecodeMaxPartition;
+         partition *= 2) {
+        for (DecodeMerge merge : {DecodeMerge::kLastBlock, DecodeMerge::kSecondKernel}) {
+            SE_RETURN_IF_ERROR(r.time(partition, merge, iters));
+        }
+    }
     return Status();
 }
 
@@ -92,12 +163,14 @@ Status run(const Shape& s, int iters) {
 
 int main(int argc, char** argv) {
     int iters = 20;
-    for (int i = 1; i + 1 < argc; ++i) {
-        if (std::string(argv[i]) == "--iters") iters = std::atoi(argv[i + 1]);
+    bool sweep = false;
+    for (int i = 1; i < argc; ++i) {
+        const std::string arg = argv[i];
+        if (arg == "--iters" && i + 1 < argc) iters = std::atoi(argv[++i]);
+        if (arg == "--sweep") sweep = true;
     }
-    const std::vector<se::cuda::Shape> shapes = {{1, 32768}, {16, 32768}, {64, 8192}, {8, 131072}};
-    for (const auto& shape : shapes) {
-        se::Status status = se::cuda::run(shape, iters);
+    for (const auto& shape : se::cuda::kShapes) {
+        se::Status status = se::cuda::run(shape, iters, sweep);
         if (!status.ok()) {
             fmt::print(stderr, "error: {}x{}: {}\n", shape.batch, shape.context,
                        status.to_string());

@@ -1,15 +1,17 @@
 // cuda::decode_attention against ReferenceOps::attention (f64, full softmax) over paged bf16
-// caches with scattered block tables: block sizes 16 and 32, GQA ratios 1, 3, 4, 8, head dims 64
-// and 128, ragged batches with empty sequences, lengths off the block, tile (16) and partition
-// grids, long sequences split over many partitions, and batches large enough that the partition
-// rule (decode_partition.h) picks 512 and 1024 keys.
+// caches with scattered block tables: block sizes 8 to 256 (128 and 256 are longer than the
+// shortest partitions, which then start inside a block), GQA ratios 1, 3, 4, 8, head dims 64 and
+// 128, ragged batches with empty sequences, lengths off the block, tile (16) and partition grids,
+// long sequences split over many partitions, and batches large enough that the partition rule
+// (decode_partition.h) picks 1024 keys. Every case also runs at every other partition size.
 //
 // A batched launch must also equal, bit for bit, the same sequences launched one by one (the
-// FlashInfer check: no sequence sees another's data). Outputs are bit-reproducible only between
-// launches that split a sequence into the same partitions, and the partition size depends on the
-// launch's (num_seqs, max_kv_len); so each one-by-one launch passes a max_kv_len bound large enough
-// for the rule to pick the batch's partition size (a looser bound is allowed, and its extra
-// partitions must do nothing).
+// FlashInfer check: no sequence sees another's data), a launch with a much looser max_kv_len (the
+// larger grid of a CUDA graph's bucket: its extra partitions must do nothing), and the same launch
+// merged by the second kernel instead of the last block (both merges add in one order). Outputs
+// are bit-reproducible only between launches that split a sequence into the same partitions, so
+// each of these passes the batch's partition size. After every launch the merge counters must be
+// zero again, as the next launch (or graph replay) needs them.
 //
 // Tolerance: one bf16 rounding of the output (kBf16RelTol) plus 2e-5 absolute. Inputs are bf16
 // values in [-1, 1] (K, V) and [-2, 2] (q); the kernel's f32 scores, exponentials and weighted
@@ -24,7 +26,9 @@
 #include <cmath>
 #include <numeric>
 #include <random>
+#include <string>
 #include <tuple>
+#include <vector>
 
 #include "backend/cpu/reference_ops.h"
 #include "cuda_test_util.h"
@@ -111,6 +115,15 @@ std::vector<float> reference(const DecodeFixture& f, float scale) {
     return out;
 }
 
+// Which sequences one launch takes, and how it splits and merges them.
+struct Launch {
+    int32_t first = 0;  // sequences [first, first + count) of the fixture
+    int32_t count = 0;
+    int32_t max_kv_len = 0;
+    int32_t partition = 0;
+    DecodeMerge merge = DecodeMerge::kAuto;
+};
+
 // The fixture on the device, and launches over any contiguous range of its sequences.
 class DeviceFixture {
   public:
@@ -121,46 +134,57 @@ class DeviceFixture {
           v_(upload(f.v_cache)),
           tables_(upload(f.padded_tables)),
           lens_(upload(f.kv_lens)),
-          out_(poisoned(2 * f.num_seqs() * f.width())) {}
+          out_(poisoned(2 * f.num_seqs() * f.width())),
+          counters_(upload(std::vector<uint32_t>(std::max(f.num_seqs(), 1) * kNumKvHeads, 0u))) {}
 
-    // Output rows of sequences [first, first + count), computed by one launch.
-    std::vector<float> run(int32_t first, int32_t count, int32_t max_kv_len, float scale) {
-        const int64_t floats =
-            decode_attention_workspace_floats(count, f_.num_heads, f_.layout.head_dim, max_kv_len);
+    // Output rows of the launch's sequences, into a NaN-poisoned output with a NaN-poisoned
+    // workspace.
+    std::vector<float> run(const Launch& l, float scale) {
+        const int64_t floats = decode_attention_workspace_floats(
+            l.count, f_.num_heads, f_.layout.head_dim, l.max_kv_len, l.partition);
         const DeviceBuffer workspace = poisoned(sizeof(float) * floats);
         poison(out_);
         const Status s = decode_attention(
-            {.q = q_.as<bf16>() + first * f_.q_row_stride,
+            {.q = q_.as<bf16>() + l.first * f_.q_row_stride,
              .k_blocks = k_.as<bf16>(),
              .v_blocks = v_.as<bf16>(),
-             .block_tables = tables_.as<int32_t>() + int64_t{first} * f_.table_stride,
-             .kv_lens = lens_.as<int32_t>() + first,
+             .block_tables = tables_.as<int32_t>() + int64_t{l.first} * f_.table_stride,
+             .kv_lens = lens_.as<int32_t>() + l.first,
              .out = out_.as<bf16>(),
              .workspace = workspace.as<float>(),
+             .merge_counters = counters_.as<uint32_t>(),
              .q_row_stride = f_.q_row_stride,
              .block_table_stride = f_.table_stride,
-             .max_kv_len = max_kv_len,
-             .num_seqs = count,
+             .max_kv_len = l.max_kv_len,
+             .num_seqs = l.count,
              .num_heads = f_.num_heads,
              .num_kv_heads = kNumKvHeads,
              .head_dim = f_.layout.head_dim,
              .block_size = f_.layout.block_size,
+             .partition = l.partition,
+             .merge = l.merge,
              .scale = scale},
             nullptr);
         EXPECT_TRUE(s.ok()) << s.to_string();
-        return download_bf16(out_, count * f_.width());
+        std::vector<float> out = download_bf16(out_, l.count * f_.width());
+        const std::vector<uint32_t> counters =
+            testing::download<uint32_t>(counters_, counters_.size_bytes() / sizeof(uint32_t));
+        EXPECT_EQ(std::count(counters.begin(), counters.end(), 0u),
+                  static_cast<std::ptrdiff_t>(counters.size()))
+            << "merge counters left non-zero";
+        return out;
     }
 
   private:
     const DecodeFixture& f_;
-    DeviceBuffer q_, k_, v_, tables_, lens_, out_;
+    DeviceBuffer q_, k_, v_, tables_, lens_, out_, counters_;
 };
 
 using DecodeParam = std::tuple<int32_t, int32_t, int32_t>;  // block size, group, head dim
 
 class DecodeAttentionTest : public ::testing::TestWithParam<DecodeParam> {
   protected:
-    // want_partition: the partition size the batch launch must get (0: any).
+    // want_partition: the partition size the rule must give the batch (0: any).
     void check(const std::vector<int32_t>& kv_lens, uint32_t seed, int32_t want_partition = 0) {
         const auto [block_size, group, head_dim] = GetParam();
         const DecodeFixture f = make_fixture(kv_lens, block_size, group, head_dim, seed);
@@ -170,41 +194,64 @@ class DecodeAttentionTest : public ::testing::TestWithParam<DecodeParam> {
         if (want_partition != 0) {
             ASSERT_EQ(partition, want_partition);
         }
+        const std::vector<float> want = reference(f, scale);
         DeviceFixture dev(f);
 
-        const std::vector<float> got = dev.run(0, f.num_seqs(), max_kv_len, scale);
-        testing::expect_all_near(got, reference(f, scale), 2e-5f, testing::kBf16RelTol, "out");
-        // A looser bound than needed sizes a larger grid; the extra blocks must do nothing.
-        ASSERT_EQ(decode_partition_size(f.num_seqs(), max_kv_len + 300), partition);
-        testing::expect_all_equal(dev.run(0, f.num_seqs(), max_kv_len + 300, scale), got,
-                                  "max_kv_len + 300 vs batch");
+        const Launch batch{.count = f.num_seqs(), .max_kv_len = max_kv_len, .partition = partition};
+        const std::vector<float> got = dev.run(batch, scale);
+        testing::expect_all_near(got, want, 2e-5f, testing::kBf16RelTol, "out");
+        for (DecodeMerge merge : {DecodeMerge::kLastBlock, DecodeMerge::kSecondKernel}) {
+            Launch forced = batch;
+            forced.merge = merge;
+            testing::expect_all_equal(dev.run(forced, scale), got, "forced merge vs auto");
+        }
+        // A graph step's bound: a far larger grid (whose partials may then be too many for one
+        // block, merged by the second kernel), under each merge.
+        for (DecodeMerge merge : {DecodeMerge::kAuto, DecodeMerge::kLastBlock}) {
+            Launch loose = batch;
+            loose.max_kv_len = 16 * max_kv_len + 300;
+            loose.merge = merge;
+            testing::expect_all_equal(dev.run(loose, scale), got, "max_kv_len 16x + 300");
+        }
         for (int32_t s = 0; s < f.num_seqs(); ++s) {
-            const int32_t bound = alone_bound(kv_lens[s], partition);
-            ASSERT_EQ(decode_partition_size(1, bound), partition) << "sequence " << s;
-            const std::vector<float> alone = dev.run(s, 1, bound, scale);
+            const Launch alone{
+                .first = s, .count = 1, .max_kv_len = kv_lens[s], .partition = partition};
             const std::vector<float> row(got.begin() + s * f.width(),
                                          got.begin() + (s + 1) * f.width());
-            testing::expect_all_equal(alone, row, "sequence " + std::to_string(s) + " alone");
+            testing::expect_all_equal(dev.run(alone, scale), row,
+                                      "sequence " + std::to_string(s) + " alone");
         }
-    }
-
-    // The smallest max_kv_len >= kv_len, doubling, for which a launch of one sequence gets
-    // `partition` keys per partition (the rule grows with max_kv_len; kv_len itself when it
-    // already does).
-    static int32_t alone_bound(int32_t kv_len, int32_t partition) {
-        int32_t bound = kv_len;
-        while (decode_partition_size(1, bound) < partition) bound = std::max(2 * bound, 1);
-        return bound;
+        // Every other size: partitions shorter than a block, one tile per warp, many partials.
+        for (int32_t size = kDecodeMinPartition; size <= kDecodeMaxPartition; size *= 2) {
+            if (size == partition) continue;
+            const std::string what = "partition " + std::to_string(size);
+            Launch other = batch;
+            other.partition = size;
+            other.merge = DecodeMerge::kLastBlock;
+            const std::vector<float> last_block = dev.run(other, scale);
+            testing::expect_all_near(last_block, want, 2e-5f, testing::kBf16RelTol, what);
+            other.merge = DecodeMerge::kSecondKernel;
+            testing::expect_all_equal(dev.run(other, scale), last_block, what + ", second kernel");
+        }
     }
 };
 
 TEST_P(DecodeAttentionTest, RaggedBatchWithEmptySequences) {
     // Around block (16, 32) and partition (256) edges, and several partitions.
-    check({1, 17, 0, 255, 256, 257, 600, 33, 0, 1100}, 11);
+    check({1, 17, 0, 255, 256, 257, 600, 33, 0, 1100}, 11, 512);
 }
 
 TEST_P(DecodeAttentionTest, LongSequenceOverManyPartitions) {
-    check({4000}, 12);
+    check({4000}, 12, 128);
+}
+
+TEST_P(DecodeAttentionTest, OneSequenceOf1100TakesPartitionsOf64) {
+    // The engine's batch-1 decode step: 18 partitions, merged by the last block.
+    check({1100}, 16, 64);
+}
+
+TEST_P(DecodeAttentionTest, LengthsAroundTilesAndShortPartitions) {
+    check({0, 1, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129}, 17, 64);
 }
 
 TEST_P(DecodeAttentionTest, AllSequencesEmpty) {
@@ -218,9 +265,10 @@ std::vector<int32_t> cycled(const std::vector<int32_t>& lengths, int32_t num_seq
     return out;
 }
 
-TEST_P(DecodeAttentionTest, BatchOf64TakesPartitionsOf512) {
-    // Around the 512 edge (one partition, written directly, or two merged) and the tile edges.
-    check(cycled({0, 1, 15, 16, 17, 48, 511, 512, 513, 600, 3, 90}, 64), 14, 512);
+TEST_P(DecodeAttentionTest, BatchOf64ShortSequences) {
+    // One partition each at the rule's size (written directly); the tile edges; merges at the
+    // other sizes, around the 512 edge among them.
+    check(cycled({0, 1, 15, 16, 17, 48, 511, 512, 513, 600, 3, 90}, 64), 14, 1024);
 }
 
 TEST_P(DecodeAttentionTest, BatchOf128TakesPartitionsOf1024) {
@@ -229,9 +277,38 @@ TEST_P(DecodeAttentionTest, BatchOf128TakesPartitionsOf1024) {
 
 INSTANTIATE_TEST_SUITE_P(
     Paged, DecodeAttentionTest,
-    ::testing::Combine(::testing::Values(16, 32), ::testing::Values(1, 3, 4, 8),
+    ::testing::Combine(::testing::Values(8, 16, 32, 128, 256), ::testing::Values(1, 3, 4, 8),
                        ::testing::Values(64, 128)),
     testing::paged_attention_param_name<::testing::TestParamInfo<DecodeParam>>);
+
+// Which merge the launches take (decode_attention_merge): the tests above compare the merges, so
+// they must each run somewhere. The benchmark's shapes (8 KV heads of 4 query heads), and groups
+// of 8, whose merging block takes 4 heads at a time.
+TEST(DecodeAttentionMerge, LastBlockWherePartialsFitAndTheGridIsSmall) {
+    auto merge = [](int32_t num_seqs, int32_t max_kv_len, int32_t num_heads, int32_t head_dim,
+                    DecodeMerge asked) {
+        return decode_attention_merge({.max_kv_len = max_kv_len,
+                                       .num_seqs = num_seqs,
+                                       .num_heads = num_heads,
+                                       .num_kv_heads = 8,
+                                       .head_dim = head_dim,
+                                       .partition = decode_partition_size(num_seqs, max_kv_len),
+                                       .merge = asked});
+    };
+    constexpr DecodeMerge kAuto = DecodeMerge::kAuto;
+    constexpr DecodeMerge kLast = DecodeMerge::kLastBlock;
+    constexpr DecodeMerge kSecond = DecodeMerge::kSecondKernel;
+    EXPECT_EQ(merge(1, 1100, 32, 128, kAuto), kLast);      // 18 x 8 blocks, 18 x 4 rows of 528 B
+    EXPECT_EQ(merge(1, 32768, 32, 128, kAuto), kLast);     // 32 x 8 blocks, 32 x 4 rows
+    EXPECT_EQ(merge(16, 4096, 32, 128, kAuto), kLast);     // 512 blocks, 4 x 4 rows
+    EXPECT_EQ(merge(16, 32768, 32, 128, kAuto), kSecond);  // 4096 blocks
+    EXPECT_EQ(merge(16, 32768, 32, 128, kLast), kLast);    // ... whose 32 x 4 rows fit
+    EXPECT_EQ(merge(1, 131072, 32, 128, kLast), kSecond);  // 128 x 4 rows (270 KB) do not
+    EXPECT_EQ(merge(1, 32768, 64, 128, kAuto), kLast);     // 2 rounds of 32 x 4 rows
+    EXPECT_EQ(merge(1, 32768, 32, 64, kLast), kLast);      // 32 x 4 rows of 272 B fit 48 KB
+    EXPECT_EQ(merge(1, 65536, 32, 64, kLast), kSecond);    // 64 x 4 do not
+    EXPECT_EQ(merge(1, 1100, 32, 128, kSecond), kSecond);
+}
 
 TEST(DecodeAttentionArgs, UnsupportedShapesAreStatuses) {
     const DecodeAttentionParams ok{.q_row_stride = 8 * 128,
@@ -239,7 +316,8 @@ TEST(DecodeAttentionArgs, UnsupportedShapesAreStatuses) {
                                    .num_heads = 8,
                                    .num_kv_heads = 2,
                                    .head_dim = 128,
-                                   .block_size = 16};
+                                   .block_size = 16,
+                                   .partition = 64};
     DecodeAttentionParams p = ok;
     p.head_dim = 96;
     EXPECT_EQ(decode_attention(p, nullptr).code(), StatusCode::kUnsupported);
@@ -250,6 +328,17 @@ TEST(DecodeAttentionArgs, UnsupportedShapesAreStatuses) {
     p = ok;
     p.block_size = 24;
     EXPECT_EQ(decode_attention(p, nullptr).code(), StatusCode::kUnsupported);
+    p.block_size = 512;
+    EXPECT_EQ(decode_attention(p, nullptr).code(), StatusCode::kUnsupported);
+    for (int32_t partition : {0, 32, 96, 4096}) {
+        p = ok;
+        p.partition = partition;
+        testing::expect_invalid_argument(decode_attention(p, nullptr), "partition");
+    }
+    // 16 partitions merged by the last block need counters.
+    p = ok;
+    p.max_kv_len = 1000;
+    testing::expect_invalid_argument(decode_attention(p, nullptr), "merge_counters");
     p = ok;
     p.num_seqs = 0;
     EXPECT_TRUE(decode_attention(p, nullptr).ok());

@@ -57,23 +57,25 @@ Expected<std::unique_ptr<CudaOps>> CudaOps::create(const CudaOpsOptions& options
         int num_sms = 0;
         SE_CUDA_RETURN_IF_ERROR(
             cudaDeviceGetAttribute(&num_sms, cudaDevAttrMultiProcessorCount, options.device));
-        const size_t bytes = gemv_split_workspace_bytes();
-        SE_ASSIGN_OR_RETURN(ops->gemv_split_buffer_, DeviceBuffer::allocate(bytes));
-        SE_CUDA_RETURN_IF_ERROR(
-            cudaMemsetAsync(ops->gemv_split_buffer_.data(), 0, bytes, ops->stream_.get()));
-        SE_RETURN_IF_ERROR(ops->stream_.synchronize());
+        SE_ASSIGN_OR_RETURN(ops->gemv_split_buffer_,
+                            ops->allocate_zeroed(gemv_split_workspace_bytes()));
         auto* base = ops->gemv_split_buffer_.as<float>();
         ops->gemv_split_ = {
             .partials = base,
             .arrivals = reinterpret_cast<int32_t*>(base + int64_t{kGemvSplitMaxTiles} * 2 * 256),
             .num_sms = num_sms};
     }
-    // The decode workspace of the largest step, so that no decode step allocates.
+    // The decode workspace of the largest step, so that no decode step allocates, and decode
+    // attention's merge counters for as many (sequence, KV head) pairs (num_heads bounds the KV
+    // heads), zeroed here once: every launch leaves them zero (decode_attention.h).
     if (options.num_heads > 0 && options.head_dim > 0) {
         const int64_t floats = decode_attention_max_workspace_floats(
             options.max_seqs, options.num_heads, options.head_dim, options.max_model_len);
         SE_ASSIGN_OR_RETURN(ops->decode_workspace_,
                             DeviceBuffer::allocate(static_cast<size_t>(floats) * sizeof(float)));
+        const int64_t counters = int64_t{options.max_seqs} * options.num_heads;
+        SE_ASSIGN_OR_RETURN(ops->decode_counters_,
+                            ops->allocate_zeroed(static_cast<size_t>(counters) * sizeof(uint32_t)));
     }
     return ops;
 }
@@ -102,10 +104,7 @@ CudaOps::Timed::~Timed() {
     if (ops_.times_) must(ops_.times_->end(ops_.stream_.get()));
 }
 
-Expected<BackendBuffer> CudaOps::allocate(size_t bytes) {
-    check_eager("allocate");
-    // The new buffer may replace one a graph reads (an activation that grew).
-    invalidate_graphs();
+Expected<DeviceBuffer> CudaOps::allocate_zeroed(size_t bytes) {
     SE_ASSIGN_OR_RETURN(DeviceBuffer buffer, DeviceBuffer::allocate(bytes));
     if (bytes > 0) {
         // On this backend's stream, and finished before the memory is handed out: a plain
@@ -114,6 +113,14 @@ Expected<BackendBuffer> CudaOps::allocate(size_t bytes) {
         SE_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(buffer.data(), 0, bytes, stream_.get()));
         SE_RETURN_IF_ERROR(stream_.synchronize());
     }
+    return buffer;
+}
+
+Expected<BackendBuffer> CudaOps::allocate(size_t bytes) {
+    check_eager("allocate");
+    // The new buffer may replace one a graph reads (an activation that grew).
+    invalidate_graphs();
+    SE_ASSIGN_OR_RETURN(DeviceBuffer buffer, allocate_zeroed(bytes));
     auto owner = std::make_shared<DeviceBuffer>(std::move(buffer));
     void* data = owner->data();
     return BackendBuffer(std::move(owner), data, bytes);
@@ -530,6 +537,18 @@ float* CudaOps::decode_workspace(int64_t floats) {
     return decode_workspace_.as<float>();
 }
 
+uint32_t* CudaOps::decode_merge_counters(int64_t count) {
+    const auto bytes = static_cast<size_t>(count) * sizeof(uint32_t);
+    if (decode_counters_.size_bytes() < bytes) {
+        check_eager("growing the decode merge counters");
+        // As for the workspace; the new counters start zero like the first ones.
+        must(stream_.synchronize());
+        invalidate_graphs();
+        decode_counters_ = must(allocate_zeroed(bytes));
+    }
+    return decode_counters_.as<uint32_t>();
+}
+
 void CudaOps::attention(const ConstTensorView& q, const PagedKvRead& kv, const AttentionArgs& args,
                         TensorView out) {
     const PagedKvCache& cache = *kv.cache;
@@ -554,8 +573,10 @@ void CudaOps::attention(const ConstTensorView& q, const PagedKvRead& kv, const A
     if (replaying()) return;
     if (meta.decode_rows) {
         const Timed timed(*this, "decode_attention");
-        float* workspace = decode_workspace(
-            decode_attention_workspace_floats(num_seqs, args.num_heads, args.head_dim, max_kv_len));
+        const int32_t partition = decode_partition_size(num_seqs, max_kv_len);
+        float* workspace = decode_workspace(decode_attention_workspace_floats(
+            num_seqs, args.num_heads, args.head_dim, max_kv_len, partition));
+        uint32_t* counters = decode_merge_counters(int64_t{num_seqs} * args.num_kv_heads);
         must(decode_attention({.q = bf16_data(q, "attention q"),
                                .k_blocks = static_cast<const bf16*>(cache.k_blocks),
                                .v_blocks = static_cast<const bf16*>(cache.v_blocks),
@@ -563,6 +584,7 @@ void CudaOps::attention(const ConstTensorView& q, const PagedKvRead& kv, const A
                                .kv_lens = meta.kv_len,
                                .out = bf16_data(out, "attention output"),
                                .workspace = workspace,
+                               .merge_counters = counters,
                                .q_row_stride = q.cols,
                                .block_table_stride = meta.table_stride,
                                .max_kv_len = max_kv_len,
@@ -571,6 +593,7 @@ void CudaOps::attention(const ConstTensorView& q, const PagedKvRead& kv, const A
                                .num_kv_heads = args.num_kv_heads,
                                .head_dim = args.head_dim,
                                .block_size = cache.layout.block_size,
+                               .partition = partition,
                                .scale = args.scale},
                               stream_.get()));
         return;

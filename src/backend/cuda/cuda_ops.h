@@ -137,7 +137,12 @@ class CudaOps final : public Ops {
     // silu(gate) * up into ys[0].
     void run_gemv(const ConstTensorView& x, std::span<const ConstTensorView> ws,
                   std::span<const TensorView> ys, GemvEpilogue epilogue);
+    // Device memory zeroed on the stream, the zeros in place when this returns.
+    Expected<DeviceBuffer> allocate_zeroed(size_t bytes);
     float* decode_workspace(int64_t floats);
+    // decode_attention's merge counters for `count` (sequence, KV head) pairs, all zero between
+    // launches (each launch leaves them so): allocated at start-up, grown only outside graphs.
+    uint32_t* decode_merge_counters(int64_t count);
     const float* device_inv_freq(std::span<const float> inv_freq);
     // embedding and embedding_shard: rows ids[i] - first_id of table, `outside` for other ids.
     void gather_rows(std::span<const int32_t> ids, const ConstTensorView& table, int32_t first_id,
@@ -167,6 +172,7 @@ class CudaOps final : public Ops {
     DeviceBuffer decode_workspace_;
     DeviceBuffer gemv_split_buffer_;  // zeroed once; gemv_split_ points into it
     GemvSplitWorkspace gemv_split_{};
+    DeviceBuffer decode_counters_;          // u32, zero between decode_attention launches
     std::unique_ptr<OpTimes> times_;        // null unless options.time_ops
     std::unique_ptr<DecodeGraphs> graphs_;  // null unless options.graphs (and not time_ops)
     uint64_t graphs_arena_version_ = 0;     // staging_.arena_version() the graphs read

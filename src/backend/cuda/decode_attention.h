@@ -1,16 +1,18 @@
 // Paged decode attention: one query row per sequence against its whole paged bf16 KV
 // (kv_layout.h), split over the KV range and merged by log-sum-exp (lse_merge.h).
 //
-//   sequence s, kv_len 600, partitions of 256 keys (decode_partition.h picks 256, 512 or 1024):
+//   sequence s, kv_len 600, partitions of 256 keys (decode_partition.h picks 64 .. 1024):
 //   keys  [0 ........ 256) [256 ...... 512) [512 .. 600)
 //          partition 0      partition 1      partition 2      <- one block each, per KV head
 //          max, sum, acc    max, sum, acc    max, sum, acc    -> workspace
 //                          \        |        /
-//                        merge: out row of every head
+//          merge: out row of every head of the group, by the block that finished last
 //
 // A block of the first pass owns one (sequence, KV head, partition) and computes every query head
 // of that KV head's GQA group, so each K and V row is read from memory once per group. A sequence
-// that fits in one partition skips the workspace: its block writes the output rows.
+// that fits in one partition skips the workspace: its block writes the output rows. Otherwise the
+// last of its blocks to finish merges the group's partitions (DecodeMerge::kLastBlock), or a
+// second kernel merges every head (kSecondKernel; DecodeMerge says which launches take which).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -24,6 +26,24 @@
 namespace se::cuda {
 
 inline constexpr int32_t kDecodeMaxGroup = 8;  // query heads per KV head
+// Grids of the first pass up to this many blocks merge in their last blocks under
+// DecodeMerge::kAuto: about 4 waves of 2 blocks per SM on 132 SMs.
+inline constexpr int64_t kDecodeLastBlockMergeMaxBlocks = 1024;
+
+// Who merges the partitions of a sequence that has more than one. Both merges add in one order,
+// so the choice never changes an output bit (the GPU tests compare them).
+enum class DecodeMerge {
+    // kLastBlock where it pays: the grid has at most kDecodeLastBlockMergeMaxBlocks blocks (each
+    // block's end then waits for a fence and an atomic, which many waves of blocks add up, while
+    // the second kernel costs a launch and a drain once) and the partials fit; else kSecondKernel.
+    kAuto,
+    // The last block to finish a (sequence, KV head), found by merge_counters, wherever the
+    // partials fit its shared memory (the launch's partitions of 4 heads of the group at a time:
+    // up to 46 at head_dim 128, 45 at 64); else kSecondKernel.
+    kLastBlock,
+    // A second kernel, one block per (sequence, head).
+    kSecondKernel,
+};
 
 struct DecodeAttentionParams {
     const bf16* q = nullptr;                // bf16 [num_seqs, q_row_stride], head h at h * head_dim
@@ -33,6 +53,12 @@ struct DecodeAttentionParams {
     const int32_t* kv_lens = nullptr;       // i32 [num_seqs], each in [0, max_kv_len]
     bf16* out = nullptr;                    // bf16 [num_seqs, num_heads * head_dim]
     float* workspace = nullptr;             // f32 [decode_attention_workspace_floats(...)], scratch
+    // u32 [num_seqs, num_kv_heads]: partitions of each (sequence, KV head) finished so far. All
+    // zero on entry, and zero again on exit (the merging block resets its counter), so that memory
+    // zeroed once at allocation serves every later launch and graph replay. Launches that share it
+    // must run one after another (one stream). Needed wherever the last block merges
+    // (decode_attention_merge); may be null otherwise.
+    uint32_t* merge_counters = nullptr;
     int64_t q_row_stride = 0;        // elements; >= num_heads * head_dim (a fused qkv row is wider)
     int32_t block_table_stride = 0;  // entries per row of block_tables
     int32_t max_kv_len = 0;          // host-side bound on kv_lens: sizes the grid and the workspace
@@ -40,18 +66,27 @@ struct DecodeAttentionParams {
     int32_t num_heads = 0;
     int32_t num_kv_heads = 0;  // divides num_heads, num_heads / num_kv_heads <= kDecodeMaxGroup
     int32_t head_dim = 0;      // 64 or 128
-    int32_t block_size = 0;    // a power of two in [8, kDecodeMinPartition]
-    float scale = 1.0f;        // usually 1 / sqrt(head_dim)
+    int32_t block_size = 0;    // a power of two in [kDecodeMinBlockSize, kDecodeMaxBlockSize]
+    // Keys per partition: decode_partition_size(num_seqs, max_kv_len), or another power of two in
+    // [kDecodeMinPartition, kDecodeMaxPartition] (benchmarks and tests try them all; the
+    // workspace must then be sized for it).
+    int32_t partition = 0;
+    DecodeMerge merge = DecodeMerge::kAuto;
+    float scale = 1.0f;  // usually 1 / sqrt(head_dim)
 };
 
-// Floats of workspace any launch with num_seqs <= max_seqs and max_kv_len <= max_len needs: what
-// an engine allocates once at start-up.
+// Floats of workspace any launch with num_seqs <= max_seqs and max_kv_len <= max_len needs when
+// its partition is the rule's (decode_partition_size): what an engine allocates once at start-up.
 int64_t decode_attention_max_workspace_floats(int32_t max_seqs, int32_t num_heads, int32_t head_dim,
                                               int32_t max_len);
 
 // Floats of workspace a launch with these sizes needs.
 int64_t decode_attention_workspace_floats(int32_t num_seqs, int32_t num_heads, int32_t head_dim,
-                                          int32_t max_kv_len);
+                                          int32_t max_kv_len, int32_t partition);
+
+// The merge a launch with these parameters runs for sequences of more than one partition:
+// kLastBlock or kSecondKernel (p.merge resolved). p must pass decode_attention's checks.
+DecodeMerge decode_attention_merge(const DecodeAttentionParams& p);
 
 // out = softmax(q k^T * scale) v over each sequence's kv_len entries; query head h reads KV head
 // h / (num_heads / num_kv_heads). Rows of sequences with kv_len 0 are zero.

@@ -12,8 +12,8 @@
 //   kv_bucket    256        512          1024          ...   max_model_len
 //
 // Attention of one sequence is bit-identical across launches whose (num_seqs, max_kv_len) pick
-// the same partition size (decode_partition.h); the bucket can pick a longer one than the exact
-// length only where num_seqs * ceil(len / size) is near kDecodeMinPartsPerHead.
+// the same partition size (decode_partition.h), and the partition rule reads max_kv_len rounded
+// up as the bucket rounds it, so a graph step picks the partition of the same step run eagerly.
 #pragma once
 
 #include <compare>

@@ -67,14 +67,18 @@ TEST(DecodeGraphKey, OtherStepsRunEagerly) {
 }
 
 // The bucket stands for max_kv_len in decode attention: the workspace allocated at start-up for
-// max_model_len covers it, and small batches keep the exact length's partition size (the GPU test
-// compares graph and eager logits bit for bit at 6 sequences).
-TEST(DecodeGraphKey, BucketKeepsThePartitionOfSmallBatches) {
-    for (int32_t num_seqs = 1; num_seqs <= 8; ++num_seqs) {
-        for (int32_t len = 1; len <= 4096; len += 37) {
-            EXPECT_EQ(decode_partition_size(num_seqs, decode_kv_bucket(len, kMaxModelLen)),
-                      decode_partition_size(num_seqs, len))
-                << num_seqs << " x " << len;
+// max_model_len covers it, and every batch keeps the exact length's partition size, since the rule
+// rounds the length up as the bucket does (the GPU test compares graph and eager logits bit for
+// bit at 6 sequences).
+TEST(DecodeGraphKey, BucketKeepsThePartition) {
+    // 3000: the last bucket is max_model_len itself, not a power of two.
+    for (int32_t max_model_len : {kMaxModelLen, 3000}) {
+        for (int32_t num_seqs : {1, 2, 3, 4, 5, 6, 7, 8, 16, 31, 32, 64, 200, kMaxSeqs}) {
+            for (int32_t len = 1; len <= max_model_len; len += 37) {
+                EXPECT_EQ(decode_partition_size(num_seqs, decode_kv_bucket(len, max_model_len)),
+                          decode_partition_size(num_seqs, len))
+                    << num_seqs << " x " << len << " of " << max_model_len;
+            }
         }
     }
     for (int32_t num_seqs : {1, 64, kMaxSeqs}) {
