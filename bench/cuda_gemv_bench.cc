@@ -143,29 +143,7 @@ Expected<Buffers> make_buffers(const Shape& s, const DeviceBuffer& pattern) {
     return b;
 }
 
-// The split schedule's workspace, zeroed, as CudaOps allocates it.
-struct SplitBuffer {
-    DeviceBuffer buffer;
-    GemvSplitWorkspace workspace;
-};
-
-Expected<SplitBuffer> make_split() {
-    SplitBuffer s;
-    SE_ASSIGN_OR_RETURN(s.buffer, DeviceBuffer::allocate(gemv_split_workspace_bytes()));
-    SE_CUDA_RETURN_IF_ERROR(cudaMemset(s.buffer.data(), 0, gemv_split_workspace_bytes()));
-    SE_RETURN_IF_ERROR(prepare_gemv_split());
-    int num_sms = 0;
-    SE_CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&num_sms, cudaDevAttrMultiProcessorCount, 0));
-    auto* base = s.buffer.as<float>();
-    s.workspace = {.partials = base,
-                   .arrivals = reinterpret_cast<int32_t*>(base + int64_t{kGemvSplitMaxTiles} * 512),
-                   .num_sms = num_sms};
-    return s;
-}
-
-// split: the workspace the launch may split with (none: one CTA per tile).
-Expected<double> time_gemv(const Shape& s, const Buffers& b, int32_t m, GemvSplitWorkspace split,
-                           const Options& o) {
+Expected<double> time_gemv(const Shape& s, const Buffers& b, int32_t m, const Options& o) {
     std::vector<GemvParams> params;
     for (const auto& weights : b.w) {
         GemvParams p{.x = b.x.as<bf16>(),
@@ -174,8 +152,7 @@ Expected<double> time_gemv(const Shape& s, const Buffers& b, int32_t m, GemvSpli
                      .k = s.k,
                      .segments = {},
                      .num_segments = static_cast<int32_t>(s.n.size()),
-                     .epilogue = s.epilogue,
-                     .split = split};
+                     .epilogue = s.epilogue};
         for (size_t i = 0; i < s.n.size(); ++i) {
             p.segments[i] = {.w = weights[i].as<bf16>(),
                              .y = b.y[i].data(),
@@ -215,12 +192,10 @@ Expected<double> time_cublaslt(const Shape& s, const Buffers& b, int32_t m, Gemm
     });
 }
 
-// ours_ms: the engine's schedule (split where gemv.h splits); tiles_ms: one CTA per tile.
-void print_row(const Shape& s, int32_t m, double ours_ms, double tiles_ms, double lt_ms,
-               double copy_bytes_per_s, const Options& o) {
+void print_row(const Shape& s, int32_t m, double ours_ms, double lt_ms, double copy_bytes_per_s,
+               const Options& o) {
     int64_t bytes = weight_bytes(s) + int64_t{m} * s.k * 2;
     for (const int64_t n : s.n) bytes += int64_t{m} * n * y_elem_bytes(s);
-    const double tiles_gbps = tiles_ms > 0.0 ? bytes / (tiles_ms * 1e-3) / 1e9 : 0.0;
     const double lt_gbps = bytes / (lt_ms * 1e-3) / 1e9;
     const bool has_ours = ours_ms > 0.0;
     const double ours_gbps = has_ours ? bytes / (ours_ms * 1e-3) / 1e9 : 0.0;
@@ -229,10 +204,8 @@ void print_row(const Shape& s, int32_t m, double ours_ms, double tiles_ms, doubl
         const std::string ours =
             has_ours ? fmt::format(
                            "{:.2f}, \"ours_gb_per_s\": {:.1f}, \"ours_over_cublaslt\": "
-                           "{:.3f}, \"ours_over_copy\": {:.3f}, \"tiles_us\": {:.2f}, "
-                           "\"tiles_gb_per_s\": {:.1f}",
-                           ours_ms * 1e3, ours_gbps, ours_gbps / lt_gbps, ours_gbps / copy_gbps,
-                           tiles_ms * 1e3, tiles_gbps)
+                           "{:.3f}, \"ours_over_copy\": {:.3f}",
+                           ours_ms * 1e3, ours_gbps, ours_gbps / lt_gbps, ours_gbps / copy_gbps)
                      : "null";
         fmt::print(
             "{{\"shape\": \"{}\", \"m\": {}, \"bytes\": {}, \"cublaslt_us\": {:.2f}, "
@@ -241,11 +214,8 @@ void print_row(const Shape& s, int32_t m, double ours_ms, double tiles_ms, doubl
         return;
     }
     const std::string ours =
-        has_ours ? fmt::format(
-                       "{:9.2f} us {:7.1f} GB/s  ours/cuBLASLt {:5.2f}  ours/copy {:5.2f}  "
-                       "(one CTA per tile: {:7.2f} us {:7.1f} GB/s)",
-                       ours_ms * 1e3, ours_gbps, ours_gbps / lt_gbps, ours_gbps / copy_gbps,
-                       tiles_ms * 1e3, tiles_gbps)
+        has_ours ? fmt::format("{:9.2f} us {:7.1f} GB/s  ours/cuBLASLt {:5.2f}  ours/copy {:5.2f}",
+                               ours_ms * 1e3, ours_gbps, ours_gbps / lt_gbps, ours_gbps / copy_gbps)
                  : std::string("        (cuBLASLt only)");
     fmt::print("{:<8} m={:<2} {:8.1f} MB | cuBLASLt {:9.2f} us {:7.1f} GB/s | ours {}\n", s.name, m,
                bytes / 1e6, lt_ms * 1e3, lt_gbps, ours);
@@ -255,7 +225,6 @@ Status run(const Options& o) {
     SE_ASSIGN_OR_RETURN(const double copy_rate, copy_bytes_per_s(o));
     SE_ASSIGN_OR_RETURN(DeviceBuffer pattern, make_pattern());
     SE_ASSIGN_OR_RETURN(Gemm gemm, Gemm::create());
-    SE_ASSIGN_OR_RETURN(const SplitBuffer split, make_split());
     const std::vector<Shape> shapes = {
         {"qkv", 4096, {4096, 1024, 1024}, DType::kBF16},
         {"o", 4096, {4096}, DType::kBF16},
@@ -268,13 +237,11 @@ Status run(const Options& o) {
         SE_ASSIGN_OR_RETURN(const Buffers b, make_buffers(s, pattern));
         for (const int32_t m : {1, 2, 4, 8, 16}) {
             double ours_ms = 0.0;
-            double tiles_ms = 0.0;
             if (m <= kGemvMaxRows) {
-                SE_ASSIGN_OR_RETURN(ours_ms, time_gemv(s, b, m, split.workspace, o));
-                SE_ASSIGN_OR_RETURN(tiles_ms, time_gemv(s, b, m, GemvSplitWorkspace{}, o));
+                SE_ASSIGN_OR_RETURN(ours_ms, time_gemv(s, b, m, o));
             }
             SE_ASSIGN_OR_RETURN(const double lt_ms, time_cublaslt(s, b, m, gemm, o));
-            print_row(s, m, ours_ms, tiles_ms, lt_ms, copy_rate, o);
+            print_row(s, m, ours_ms, lt_ms, copy_rate, o);
         }
     }
     return Status::ok_status();

@@ -1,8 +1,5 @@
 // cuda::gemv against an f64 reference on bf16 inputs: one to three segments of different n in one
-// launch, bf16 and f32 outputs, strided x and y, and the argument checks; every shape once with
-// one CTA per tile and once with the split schedule (gemv_split.cu) at several SM counts, which
-// cut tiles at different quads (7 and 33 SMs cut most tiles of the small shapes; 132 is the
-// H200's).
+// launch, bf16 and f32 outputs, strided x and y, and the argument checks.
 //
 // Tolerance: a product of two bf16 values is exact in f32 (8 + 8 significant bits), so the only
 // f32 error is in the sums: the MMAs add 16 products at a time into the f32 accumulator, and the
@@ -27,7 +24,6 @@
 #include <vector>
 
 #include "cuda_test_util.h"
-#include "gemv_split_workspace.h"
 
 namespace se::cuda {
 namespace {
@@ -97,14 +93,13 @@ DeviceProblem upload_problem(const Problem& p) {
     return d;
 }
 
-GemvParams params_of(const Problem& p, const DeviceProblem& d, GemvSplitWorkspace split = {}) {
+GemvParams params_of(const Problem& p, const DeviceProblem& d) {
     GemvParams g{.x = d.x.as<bf16>() + p.x_column,
                  .ldx = p.ldx,
                  .m = p.m,
                  .k = p.k,
                  .segments = {},
-                 .num_segments = static_cast<int32_t>(p.segments.size()),
-                 .split = split};
+                 .num_segments = static_cast<int32_t>(p.segments.size())};
     for (size_t s = 0; s < p.segments.size(); ++s) {
         const SegmentSpec& seg = p.segments[s];
         g.segments[s] = {.w = d.w[s].as<bf16>(),
@@ -176,18 +171,12 @@ void expect_segment_matches(const Problem& p, size_t s, const DeviceBuffer& y) {
     }
 }
 
-// Once per schedule: one CTA per tile, and split over 7, 33 and 132 SMs.
 void run_and_check(const Problem& p) {
-    for (const int32_t num_sms : {0, 7, 33, 132}) {
-        SCOPED_TRACE("split over " + std::to_string(num_sms) + " SMs (0: one CTA per tile)");
-        const testing::SplitWorkspace split(num_sms);
-        const DeviceProblem d = upload_problem(p);
-        const Status status = gemv(params_of(p, d, split.get()), nullptr);
-        ASSERT_TRUE(status.ok()) << status.to_string();
-        for (size_t s = 0; s < p.segments.size(); ++s) {
-            if (p.segments[s].n > 0) expect_segment_matches(p, s, d.y[s]);
-        }
-        EXPECT_TRUE(split.counters_are_zero());
+    const DeviceProblem d = upload_problem(p);
+    const Status status = gemv(params_of(p, d), nullptr);
+    ASSERT_TRUE(status.ok()) << status.to_string();
+    for (size_t s = 0; s < p.segments.size(); ++s) {
+        if (p.segments[s].n > 0) expect_segment_matches(p, s, d.y[s]);
     }
 }
 
@@ -273,27 +262,17 @@ TEST(GemvSegments, EmptySegmentIsSkipped) {
                                {{.n = 20}, {.n = 0}, {.n = 9, .y_dtype = DType::kF32}}));
 }
 
-// A race between warps or CTAs would show as different bits on the same inputs; with the split
-// schedule, so would an order of the two pieces' sum that depended on which CTA came last. The
-// split runs reuse one workspace back to back, as consecutive layers do.
+// A race between warps or CTAs would show as different bits on the same inputs.
 TEST(GemvSegments, RepeatedRunsGiveTheSameBits) {
-    for (const int32_t num_sms : {0, 33, 132}) {
-        SCOPED_TRACE("split over " + std::to_string(num_sms) + " SMs");
-        const testing::SplitWorkspace split(num_sms);
-        const Problem p = make_problem(8, 4096, /*strided_x=*/false, {{.n = 1024}, {.n = 512}});
-        const DeviceProblem first = upload_problem(p);
-        testing::must_ok(gemv(params_of(p, first, split.get()), nullptr));
-        for (int run = 0; run < 20; ++run) {
-            const DeviceProblem again = upload_problem(p);
-            testing::must_ok(gemv(params_of(p, again, split.get()), nullptr));
-            for (size_t s = 0; s < p.segments.size(); ++s) {
-                const size_t bytes = first.y[s].size_bytes();
-                ASSERT_TRUE(download<uint8_t>(first.y[s], bytes) ==
-                            download<uint8_t>(again.y[s], bytes))
-                    << "segment " << s << ", run " << run;
-            }
-        }
-        EXPECT_TRUE(split.counters_are_zero());
+    const Problem p = make_problem(8, 4096, /*strided_x=*/false, {{.n = 1024}, {.n = 512}});
+    const DeviceProblem first = upload_problem(p);
+    const DeviceProblem second = upload_problem(p);
+    testing::must_ok(gemv(params_of(p, first), nullptr));
+    testing::must_ok(gemv(params_of(p, second), nullptr));
+    for (size_t s = 0; s < p.segments.size(); ++s) {
+        const size_t bytes = first.y[s].size_bytes();
+        EXPECT_TRUE(download<uint8_t>(first.y[s], bytes) == download<uint8_t>(second.y[s], bytes))
+            << "segment " << s;
     }
 }
 

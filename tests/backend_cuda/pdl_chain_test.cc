@@ -17,7 +17,6 @@
 #include "backend/cuda/gemv.h"
 #include "backend/cuda/stream.h"
 #include "cuda_test_util.h"
-#include "gemv_split_workspace.h"
 
 namespace se::cuda {
 namespace {
@@ -56,10 +55,8 @@ Chain make_chain(int32_t m) {
 }
 
 // One layer's MLP: h = rms_norm(residual += out); act = silu(h gate^T) * (h up^T);
-// out = act down^T (4096 rows: the split schedule, with one workspace for every layer, as in the
-// engine). sync_each: the host waits for every kernel before launching the next.
+// out = act down^T. sync_each: the host waits for every kernel before launching the next.
 void run_layers(Chain& c, cudaStream_t stream, bool sync_each) {
-    const testing::SplitWorkspace split(132);
     const auto step = [&](const Status& s) {
         must_ok(s);
         if (sync_each) must_ok(cuda_status(cudaStreamSynchronize(stream), "sync"));
@@ -88,8 +85,7 @@ void run_layers(Chain& c, cudaStream_t stream, bool sync_each) {
                         .m = c.m,
                         .k = kInter,
                         .segments = {},
-                        .num_segments = 1,
-                        .split = split.get()};
+                        .num_segments = 1};
         down.segments[0] = {
             .w = c.down.as<bf16>(), .y = c.out.data(), .n = kHidden, .ldy = kHidden};
         step(gemv(down, stream));

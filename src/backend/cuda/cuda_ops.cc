@@ -51,20 +51,6 @@ Expected<std::unique_ptr<CudaOps>> CudaOps::create(const CudaOpsOptions& options
     SE_ASSIGN_OR_RETURN(StepStaging staging, StepStaging::create(staging_bytes(options)));
     std::unique_ptr<CudaOps> ops(
         new CudaOps(options, std::move(stream), std::move(gemm), std::move(staging)));
-    // The GEMV's split schedule (gemv.h): its counters must start at zero.
-    SE_RETURN_IF_ERROR(prepare_gemv_split());
-    {
-        int num_sms = 0;
-        SE_CUDA_RETURN_IF_ERROR(
-            cudaDeviceGetAttribute(&num_sms, cudaDevAttrMultiProcessorCount, options.device));
-        SE_ASSIGN_OR_RETURN(ops->gemv_split_buffer_,
-                            ops->allocate_zeroed(gemv_split_workspace_bytes()));
-        auto* base = ops->gemv_split_buffer_.as<float>();
-        ops->gemv_split_ = {
-            .partials = base,
-            .arrivals = reinterpret_cast<int32_t*>(base + int64_t{kGemvSplitMaxTiles} * 2 * 256),
-            .num_sms = num_sms};
-    }
     // The decode workspace of the largest step, so that no decode step allocates, and decode
     // attention's merge counters for as many (sequence, KV head) pairs (num_heads bounds the KV
     // heads), zeroed here once: every launch leaves them zero (decode_attention.h).
@@ -252,8 +238,7 @@ void CudaOps::run_gemv(const ConstTensorView& x, std::span<const ConstTensorView
                  .k = x.cols,
                  .segments = {},
                  .num_segments = static_cast<int32_t>(ws.size()),
-                 .epilogue = epilogue,
-                 .split = gemv_split_};
+                 .epilogue = epilogue};
     for (size_t i = 0; i < ws.size(); ++i) {
         p.segments[i] = {.w = bf16_data(ws[i], "matmul weight"),
                          .y = ys[i].data,

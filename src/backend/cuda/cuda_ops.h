@@ -170,8 +170,6 @@ class CudaOps final : public Ops {
     uint64_t meta_generation_ = ~uint64_t{0};
     SeqMetadata meta_;
     DeviceBuffer decode_workspace_;
-    DeviceBuffer gemv_split_buffer_;  // zeroed once; gemv_split_ points into it
-    GemvSplitWorkspace gemv_split_{};
     DeviceBuffer decode_counters_;          // u32, zero between decode_attention launches
     std::unique_ptr<OpTimes> times_;        // null unless options.time_ops
     std::unique_ptr<DecodeGraphs> graphs_;  // null unless options.graphs (and not time_ops)

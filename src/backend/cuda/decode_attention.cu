@@ -123,7 +123,6 @@ __device__ __forceinline__ void copy_table(const DecodeAttentionParams& p, int32
 template <int kHeadDim>
 __global__ void __launch_bounds__(kThreads, 2)
     decode_partition_kernel(DecodeAttentionParams p, int32_t num_parts, bool merge_here) {
-    pdl_launch_dependents();
     using T = Tile<kHeadDim>;
     extern __shared__ __align__(128) uint8_t smem[];
     auto* s_table = reinterpret_cast<int32_t*>(smem + T::kRingBytes);
@@ -183,6 +182,10 @@ __global__ void __launch_bounds__(kThreads, 2)
     const Workspace<kHeadDim> ws{p.workspace, p.num_kv_heads, num_parts, group};
     const int32_t seq_parts = seq_partitions(kv_len, p.partition);
     store_partition<kHeadDim>(p, smem, ws, seq, kv_head, part, seq_parts == 1);
+    // The next kernel may launch once every block is here, not at their start: CTAs of the
+    // following GEMV resident and waiting (pdl.cuh) beside this grid slowed a batch-1 decode step
+    // of an 8B model from 4.5 to 6.1-6.2 ms (H200, 2026-12-01).
+    pdl_launch_dependents();
     if (seq_parts == 1 || !merge_here) return;
     if (!last_block(p.merge_counters + seq * p.num_kv_heads + kv_head, seq_parts)) return;
     merge_in_block<kHeadDim>(p, ws, smem, seq, kv_head, seq_parts);
@@ -248,21 +251,16 @@ __global__ void __launch_bounds__(kMergeLanes)
     }
 }
 
-// Whether the last block of each (sequence, KV head) merges (DecodeMerge): a round's rows of the
-// launch must fit in its drained rings (decode_merge.cuh), and under kAuto the grid must be
-// small. The last-block merge costs every block of the grid a fence and an atomic round trip
-// at its end (about two memory latencies with none of its own loads in flight) and saves the
-// second kernel once (its launch behind the first kernel's drain, then its own chain of
-// latencies: several microseconds), which pays in grids of a few waves.
+// Whether the last block of each (sequence, KV head) merges (DecodeMerge): only when asked, and
+// when a round's rows of the launch fit its drained rings (decode_merge.cuh).
 bool merges_in_block(const DecodeAttentionParams& p, int32_t num_parts) {
     const int64_t ring_bytes =
         p.head_dim == 64 ? Tile<64>::kRingBytes : int64_t{Tile<128>::kRingBytes};
     const bool fits =
         decode_round_rows_bytes(num_parts, p.num_heads / p.num_kv_heads, p.head_dim) <= ring_bytes;
-    const int64_t blocks = int64_t{p.num_kv_heads} * num_parts * p.num_seqs;
     switch (p.merge) {
         case DecodeMerge::kAuto:
-            return fits && blocks <= kDecodeLastBlockMergeMaxBlocks;
+            return false;
         case DecodeMerge::kLastBlock:
             return fits;
         case DecodeMerge::kSecondKernel:

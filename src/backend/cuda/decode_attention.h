@@ -26,16 +26,15 @@
 namespace se::cuda {
 
 inline constexpr int32_t kDecodeMaxGroup = 8;  // query heads per KV head
-// Grids of the first pass up to this many blocks merge in their last blocks under
-// DecodeMerge::kAuto: about 4 waves of 2 blocks per SM on 132 SMs.
-inline constexpr int64_t kDecodeLastBlockMergeMaxBlocks = 1024;
 
 // Who merges the partitions of a sequence that has more than one. Both merges add in one order,
 // so the choice never changes an output bit (the GPU tests compare them).
 enum class DecodeMerge {
-    // kLastBlock where it pays: the grid has at most kDecodeLastBlockMergeMaxBlocks blocks (each
-    // block's end then waits for a fence and an atomic, which many waves of blocks add up, while
-    // the second kernel costs a launch and a drain once) and the partials fit; else kSecondKernel.
+    // What the engine runs: kSecondKernel. The last-block merge saves a launch when the kernel runs
+    // alone (1 x 32K: 0.041 ms, 0.99x PyTorch SDPA), but inside a decode step it lost: with the
+    // next
+    // kernel launched early (pdl.cuh), a batch-1 step of an 8B model took 5.7 ms with kLastBlock
+    // against 4.5 ms with kSecondKernel (H200, 2026-12-01), so kAuto does not pick it.
     kAuto,
     // The last block to finish a (sequence, KV head), found by merge_counters, wherever the
     // partials fit its shared memory (the launch's partitions of 4 heads of the group at a time:

@@ -32,9 +32,6 @@
 // 16 KB per row lost too; batch-1 decode steps 4.53 -> 4.92-5.77 ms), so the weights stream only
 // on demand.
 //
-// Launches with few tiles (q|k|v, o and down: 256-384 tiles for 132 SMs) leave SMs idle in the
-// tail of their single wave; they run the split schedule instead (gemv_split.cu).
-//
 // kSiluMul (the gated MLP): a CTA takes 8 rows of gate as the MMA's rows g and 8 rows of up, the
 // same output features, as its rows g + 8, so one thread ends with both sums of a feature and
 // writes silu(gate) * up: the two products and silu_mul in one launch, with the same roundings.
@@ -42,43 +39,142 @@
 #include <string>
 #include <string_view>
 
+#include "backend/cuda/bf16_vec.cuh"
 #include "backend/cuda/cuda_status.h"
 #include "backend/cuda/gemv.h"
-#include "backend/cuda/gemv_split.h"
-#include "backend/cuda/gemv_tile.cuh"
 #include "backend/cuda/launch_checks.h"
 #include "backend/cuda/pdl.cuh"
+#include "backend/cuda/warp_mma.cuh"
 
 namespace se::cuda {
 namespace {
 
-using namespace gemv_detail;
-
 constexpr std::string_view kName = "gemv";
 constexpr int kWarps = 8;
 constexpr int kThreads = kWarps * 32;
-static_assert(kStoreThreads == kThreads);
+constexpr int kTileRows = 16;   // weight rows per CTA: the MMA's M
+constexpr int kQuadElems = 32;  // elements of one weight row a warp's 4-lane group loads at once
+constexpr int kUnroll = 4;      // quads each warp has in flight
+constexpr int64_t kMaxK = int64_t{1} << 30;  // keeps element offsets in int32
 
-// Sums the warps' accumulators of the CTA's tile and stores the used part: thread e owns x row
-// e / 16 and tile row e % 16, so neighbouring threads write neighbouring y. With kSiluMul tile
-// rows 0..7 are gate and 8..15 up of output features row0 + (0..7); the threads of rows 0..7
-// write both.
+// The first tile (CTA) of each segment; unused segments start at the total, so that a CTA's
+// segment is the last one whose start it has reached.
+struct SegmentTiles {
+    int32_t begin[kGemvMaxSegments];
+};
+
+// 16 bytes of a weight that is read once, or zeros where !valid (nothing is read then): no L1
+// allocation (x keeps L1 to itself), and a 256-byte L2 fetch, since the CTA's other warps want
+// the neighbouring bytes of the same row next. A predicated load rather than a branch, so that a
+// batch's loads all issue before the first MMA waits on one.
+__device__ __forceinline__ uint4 load_streamed(const bf16* src, bool valid) {
+    uint4 v;
+    asm("{\n"
+        "  .reg .pred p;\n"
+        "  setp.ne.b32 p, %5, 0;\n"
+        "  mov.b32 %0, 0;\n"
+        "  mov.b32 %1, 0;\n"
+        "  mov.b32 %2, 0;\n"
+        "  mov.b32 %3, 0;\n"
+        "  @p ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+        "}\n"
+        : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+        : "l"(src), "r"(static_cast<int>(valid)));
+    return v;
+}
+
+// 16 bytes of x through L1 (every warp of the SM reads the same x), or zeros where !valid.
+__device__ __forceinline__ uint4 load_cached(const bf16* src, bool valid) {
+    uint4 v;
+    asm("{\n"
+        "  .reg .pred p;\n"
+        "  setp.ne.b32 p, %5, 0;\n"
+        "  mov.b32 %0, 0;\n"
+        "  mov.b32 %1, 0;\n"
+        "  mov.b32 %2, 0;\n"
+        "  mov.b32 %3, 0;\n"
+        "  @p ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+        "}\n"
+        : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+        : "l"(src), "r"(static_cast<int>(valid)));
+    return v;
+}
+
+struct SegmentView {
+    const bf16* w;
+    void* y;
+    int64_t n;
+    int64_t ldy;
+    bool y_f32;
+};
+
+// The CTA's segment, read field by field with constant indices so that the parameter struct is
+// never copied to local memory.
+__device__ __forceinline__ SegmentView segment_of(const GemvParams& p, int seg) {
+    SegmentView v{};
+#pragma unroll
+    for (int s = 0; s < kGemvMaxSegments; ++s) {
+        if (s == seg) {
+            v = {p.segments[s].w, p.segments[s].y, p.segments[s].n, p.segments[s].ldy,
+                 p.segments[s].y_dtype == DType::kF32};
+        }
+    }
+    return v;
+}
+
+// silu_mul's arithmetic on the two projections as they would be stored (bf16), so that the fused
+// launch gives the bits of gemv + silu_mul.
+__device__ __forceinline__ bf16 silu_mul_of(float gate_sum, float up_sum) {
+    const float g = __bfloat162float(__float2bfloat16_rn(gate_sum));
+    const float u = __bfloat162float(__float2bfloat16_rn(up_sum));
+    return __float2bfloat16_rn(g / (1.0f + expf(-g)) * u);
+}
+
+// Sums the warps' accumulators of the CTA's 16 x 16 output tile (acc[h] holds x rows 8h..8h+7)
+// and stores the used part: thread e owns x row e / 16 and tile row e % 16, so neighbouring
+// threads write neighbouring y. With kSiluMul tile rows 0..7 are gate and 8..15 up of output
+// features row0 + (0..7); the threads of rows 0..7 write both.
 template <int kHalves, GemvEpilogue kEpilogue>
-__device__ __forceinline__ void store_tile(const float (&acc)[kHalves][4], const TilePlace& at,
-                                           int32_t m) {
-    __shared__ typename WarpSums<kHalves, kWarps>::Buffer partial;
-    const WarpSums<kHalves, kWarps> sums(partial, acc);
+__device__ __forceinline__ void store_tile(const float (&acc)[kHalves][4], const SegmentView& s,
+                                           int64_t row0, int32_t m) {
+    // f32 [warp, half * 4 + accumulator register, lane]
+    __shared__ float partial[kWarps][kHalves * 4][32];
+    const int lane = threadIdx.x % 32;
+    const int warp = threadIdx.x / 32;
+#pragma unroll
+    for (int h = 0; h < kHalves; ++h) {
+#pragma unroll
+        for (int i = 0; i < 4; ++i) partial[warp][h * 4 + i][lane] = acc[h][i];
+    }
+    __syncthreads();
+    static_assert(kTileRows * kGemvMaxRows == kThreads);
     const int col = static_cast<int>(threadIdx.x) / kTileRows;  // x row
     const int r = static_cast<int>(threadIdx.x) % kTileRows;    // row within the tile
+    // The C fragment holds (row g, col 2t + j) in register j and (row g + 8, col 2t + j) in 2 + j.
+    const int half = col / 8;
+    const int src_lane = (r % 8) * 4 + (col % 8) / 2;
+    const auto sum_of = [&](int tile_row) {
+        const int src_reg = half * 4 + (tile_row / 8) * 2 + col % 2;
+        float sum = 0.0f;
+#pragma unroll
+        for (int w = 0; w < kWarps; ++w) sum += partial[w][src_reg][src_lane];
+        return sum;
+    };
     if (col >= m || col >= kHalves * 8) return;
-    const int64_t row = at.row0 + r;
     if constexpr (kEpilogue == GemvEpilogue::kSiluMul) {
-        if (r >= kTileRows / 2 || row >= at.s.n) return;
-        static_cast<bf16*>(at.s.y)[int64_t{col} * at.s.ldy + row] =
-            silu_mul_of(sums.sum(col, r), sums.sum(col, r + 8));
+        const int64_t row = row0 + r;
+        if (r >= kTileRows / 2 || row >= s.n) return;
+        static_cast<bf16*>(s.y)[int64_t{col} * s.ldy + row] = silu_mul_of(sum_of(r), sum_of(r + 8));
     } else {
-        if (row >= at.s.n) return;
-        store_y(at.s, col, row, sums.sum(col, r));
+        const int64_t row = row0 + r;
+        if (row >= s.n) return;
+        const float sum = sum_of(r);
+        const int64_t at = int64_t{col} * s.ldy + row;
+        if (s.y_f32) {
+            static_cast<float*>(s.y)[at] = sum;
+        } else {
+            static_cast<bf16*>(s.y)[at] = __float2bfloat16_rn(sum);
+        }
     }
 }
 
@@ -88,16 +184,73 @@ template <int kHalves, GemvEpilogue kEpilogue>
 __global__ void __launch_bounds__(kThreads, 4 - kHalves)
     gemv_kernel(GemvParams p, SegmentTiles tiles) {
     pdl_launch_dependents();
+    const int32_t tile = static_cast<int32_t>(blockIdx.x);
+    int seg = 0;
+    int32_t seg_begin = 0;
+#pragma unroll
+    for (int i = 1; i < kGemvMaxSegments; ++i) {
+        if (tile >= tiles.begin[i]) {
+            seg = i;
+            seg_begin = tiles.begin[i];
+        }
+    }
+    const SegmentView s = segment_of(p, seg);
     constexpr bool kGated = kEpilogue == GemvEpilogue::kSiluMul;
-    // Output features of a tile: 16 rows of one weight, or 8 of gate and the same 8 of up.
+    // Output features of the tile: 16 rows of one weight, or 8 of gate and the same 8 of up.
     constexpr int kFeatures = kGated ? kTileRows / 2 : kTileRows;
-    const TilePlace at = place_tile<kFeatures>(p, tiles, static_cast<int32_t>(blockIdx.x));
-    const TileLanes<kHalves> lanes = tile_lanes<kHalves, kGated>(p, at);
+    const int64_t row0 = int64_t{tile - seg_begin} * kFeatures;
+
+    const int lane = threadIdx.x % 32;
+    const int warp = threadIdx.x / 32;
+    const int g = lane / 4;
+    const int t = lane % 4;
+    // Rows past n load row n - 1 again (in bounds, results never stored), so that every lane
+    // issues the same loads.
+    const int64_t last = s.n - 1;
+    const int64_t lo_row = row0 + g < last ? row0 + g : last;
+    const int64_t hi_row = kGated ? lo_row : (row0 + g + 8 < last ? row0 + g + 8 : last);
+    const bf16* w_lo = s.w + lo_row * p.k + t * kVecElems;
+    const bf16* w_hi = (kGated ? p.segments[1].w : s.w) + hi_row * p.k + t * kVecElems;
     const int num_chunks = static_cast<int>(p.k / kVecElems);  // 16-byte chunks per row
-    pdl_wait();                                                // x is the previous kernel's output
+    const int num_quads = (num_chunks + 3) / 4;
+
+    pdl_wait();  // x is the previous kernel's output
+
+    bool has_x[kHalves];
+    const bf16* x_row[kHalves];
+#pragma unroll
+    for (int h = 0; h < kHalves; ++h) {
+        has_x[h] = g + 8 * h < p.m;
+        x_row[h] = p.x + (has_x[h] ? g + 8 * h : 0) * p.ldx + t * kVecElems;
+    }
     float acc[kHalves][4] = {};
-    accumulate<kHalves, kWarps>(acc, lanes, 0, (num_chunks + 3) / 4, num_chunks);
-    store_tile<kHalves, kEpilogue>(acc, at, p.m);
+    for (int q0 = warp; q0 < num_quads; q0 += kWarps * kUnroll) {
+        uint4 lo[kUnroll];
+        uint4 hi[kUnroll];
+        uint4 xv[kHalves][kUnroll];
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) {
+            const int q = q0 + u * kWarps;
+            const bool valid = q * 4 + t < num_chunks;  // also false for q >= num_quads
+            const int off = q * kQuadElems;
+            lo[u] = load_streamed(w_lo + off, valid);
+            hi[u] = load_streamed(w_hi + off, valid);
+#pragma unroll
+            for (int h = 0; h < kHalves; ++h)
+                xv[h][u] = load_cached(x_row[h] + off, valid && has_x[h]);
+        }
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) {
+#pragma unroll
+            for (int h = 0; h < kHalves; ++h) {
+                mma_bf16_16816(acc[h], {lo[u].x, hi[u].x, lo[u].y, hi[u].y}, xv[h][u].x,
+                               xv[h][u].y);
+                mma_bf16_16816(acc[h], {lo[u].z, hi[u].z, lo[u].w, hi[u].w}, xv[h][u].z,
+                               xv[h][u].w);
+            }
+        }
+    }
+    store_tile<kHalves, kEpilogue>(acc, s, row0, p.m);
 }
 
 Status field_error(const std::string& field, const std::string& what) {
@@ -193,9 +346,6 @@ Status gemv(const GemvParams& p, cudaStream_t stream) {
         tiles.begin[i] = static_cast<int32_t>(num_tiles);
     }
     if (num_tiles == 0) return Status::ok_status();
-    if (use_split(p, num_tiles)) {
-        return launch_split(p, tiles, static_cast<int32_t>(num_tiles), stream);
-    }
     if (gated) {
         return p.m <= 8 ? launch<1, GemvEpilogue::kSiluMul>(p, tiles, num_tiles, stream)
                         : launch<2, GemvEpilogue::kSiluMul>(p, tiles, num_tiles, stream);

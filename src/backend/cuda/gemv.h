@@ -35,21 +35,6 @@ struct GemvSegment {
 // be (segments[1].y is not written).
 enum class GemvEpilogue { kStore, kSiluMul };
 
-// Scratch that lets a launch of few tiles spread every tile's k over all SMs (gemv_split.cu):
-// the two halves of a tile that two CTAs share meet in `partials`, and `arrivals` counts them.
-// Allocate gemv_split_workspace_bytes() zeroed, once; every launch leaves the counters zero again
-// (so graph replays find them so). One launch at a time may use a workspace.
-inline constexpr int32_t kGemvSplitMaxTiles = 2048;  // 32768 output features
-struct GemvSplitWorkspace {
-    float* partials = nullptr;    // f32 [kGemvSplitMaxTiles, 2, 256]
-    int32_t* arrivals = nullptr;  // i32 [kGemvSplitMaxTiles], zero between launches
-    int32_t num_sms = 0;          // the GPU's multiprocessors; 0: never split
-};
-size_t gemv_split_workspace_bytes();
-// The kernels of the split schedule hold an SM each through their shared memory, which needs a
-// function attribute set once per device before the first such launch (start-up).
-Status prepare_gemv_split();
-
 struct GemvParams {
     const bf16* x = nullptr;                 // bf16 [m, ldx], k used
     int64_t ldx = 0;                         // elements between rows of x: >= k, a multiple of 8
@@ -58,7 +43,6 @@ struct GemvParams {
     GemvSegment segments[kGemvMaxSegments];  // the first num_segments are used
     int32_t num_segments = 0;                // 1..kGemvMaxSegments (2 for kSiluMul)
     GemvEpilogue epilogue = GemvEpilogue::kStore;
-    GemvSplitWorkspace split{};  // none: one CTA per tile, whatever the tile count
 };
 
 // Enqueues y_s = x · w_s^T for every used segment on `stream` (or the kSiluMul product), as a
