@@ -284,7 +284,7 @@ INSTANTIATE_TEST_SUITE_P(
 // Which merge the launches take (decode_attention_merge): the tests above compare the merges, so
 // they must each run somewhere. The benchmark's shapes (8 KV heads of 4 query heads), and groups
 // of 8, whose merging block takes 4 heads at a time.
-TEST(DecodeAttentionMerge, LastBlockWherePartialsFitAndTheGridIsSmall) {
+TEST(DecodeAttentionMerge, SecondKernelUnlessTheLastBlockIsAskedAndItsPartialsFit) {
     auto merge = [](int32_t num_seqs, int32_t max_kv_len, int32_t num_heads, int32_t head_dim,
                     DecodeMerge asked) {
         return decode_attention_merge({.max_kv_len = max_kv_len,
@@ -338,6 +338,7 @@ TEST(DecodeAttentionArgs, UnsupportedShapesAreStatuses) {
     // 16 partitions merged by the last block need counters.
     p = ok;
     p.max_kv_len = 1000;
+    p.merge = DecodeMerge::kLastBlock;
     testing::expect_invalid_argument(decode_attention(p, nullptr), "merge_counters");
     p = ok;
     p.num_seqs = 0;
