@@ -19,6 +19,10 @@
 // cuBLASLt reaches ~2.7 TB/s at these shapes, so ours/cuBLASLt should read ~1.3-1.5.
 // Measured (H200, 2026-11-30, m = 1..8): q|k|v 3.3 TB/s (3.1x cuBLASLt, which runs k and v as
 // GEMMs too small to fill the GPU), o 2.9 TB/s, gate|up 4.0, down 3.8, LM head 4.2 (= cuBLASLt).
+// Measured (H200, 2026-12-01, commit 8497bbc, launches as programmatic dependent launches, so that
+// back-to-back launches overlap, m = 1): q|k|v 3.5 TB/s, o 2.5, gate|up with silu_mul 4.2, down
+// 3.0 (its single wave is placed unevenly when the next launch starts early: 3.7 launched
+// plainly), LM head 4.25. gate_silu is the engine's gated-MLP launch (GemvEpilogue::kSiluMul).
 //
 // Usage: se_cuda_gemv_bench [--iters N] [--json]
 #include <cuda_runtime_api.h>

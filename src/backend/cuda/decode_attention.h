@@ -30,11 +30,11 @@ inline constexpr int32_t kDecodeMaxGroup = 8;  // query heads per KV head
 // Who merges the partitions of a sequence that has more than one. Both merges add in one order,
 // so the choice never changes an output bit (the GPU tests compare them).
 enum class DecodeMerge {
-    // What the engine runs: kSecondKernel. The last-block merge saves a launch when the kernel runs
-    // alone (1 x 32K: 0.041 ms, 0.99x PyTorch SDPA), but inside a decode step it lost: with the
-    // next
-    // kernel launched early (pdl.cuh), a batch-1 step of an 8B model took 5.7 ms with kLastBlock
-    // against 4.5 ms with kSecondKernel (H200, 2026-12-01), so kAuto does not pick it.
+    // What the engine runs: kSecondKernel. Alone, neither merge was clearly faster (1 x 32K:
+    // 0.041 ms with the last block in one run, 0.037 ms with the second kernel in another), but
+    // inside a decode step the last-block merge lost: with the next kernel launched early
+    // (pdl.cuh), a batch-1 step of an 8B model took 5.7 ms with kLastBlock against 4.5 ms with
+    // kSecondKernel (H200, 2026-12-01), so kAuto does not pick it.
     kAuto,
     // The last block to finish a (sequence, KV head), found by merge_counters, wherever the
     // partials fit its shared memory (the launch's partitions of 4 heads of the group at a time:
