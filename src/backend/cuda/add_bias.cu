@@ -11,9 +11,7 @@ constexpr int kThreads = 128;
 
 // One block per row, 8 elements per access.
 __global__ void __launch_bounds__(kThreads) add_bias_kernel(AddBiasParams p) {
-    // Every input is an earlier kernel's output (pdl.cuh).
-    pdl_launch_dependents();
-    pdl_wait();
+    pdl_enter();  // every input is an earlier kernel's output (pdl.cuh)
     bf16* y = p.y + int64_t{blockIdx.x} * p.row_stride;
     for (int32_t c = threadIdx.x * kVecElems; c < p.cols; c += kThreads * kVecElems) {
         float v[kVecElems];

@@ -26,9 +26,7 @@ __device__ float block_sum(float v, float* scratch /* f32 [kWarps] */) {
 // the row back (each thread its own elements, from L1/L2) and normalises.
 __global__ void __launch_bounds__(kThreads) add_rms_norm_kernel(AddRmsNormParams p) {
     __shared__ float scratch[kWarps];
-    // Every input is an earlier kernel's output (pdl.cuh).
-    pdl_launch_dependents();
-    pdl_wait();
+    pdl_enter();  // every input is an earlier kernel's output (pdl.cuh)
     const int64_t base = int64_t{blockIdx.x} * p.cols;
     float* residual =
         p.residual + (p.rows == nullptr ? base : int64_t{p.rows[blockIdx.x]} * p.cols);

@@ -46,4 +46,10 @@ __device__ __forceinline__ void store_f32x8(float* dst, const float (&in)[kVecEl
     reinterpret_cast<float4*>(dst)[1] = make_float4(in[4], in[5], in[6], in[7]);
 }
 
+// silu(gate) * up in f32, the arithmetic every SiLU·mul kernel shares (silu_mul.cu, the fused
+// GEMV epilogue), so that they give the same bits.
+__device__ __forceinline__ float silu_times(float gate, float up) {
+    return gate / (1.0f + expf(-gate)) * up;
+}
+
 }  // namespace se::cuda

@@ -13,9 +13,7 @@ constexpr int kThreads = 128;
 
 // One block per token; each thread copies 8 elements at a time.
 __global__ void __launch_bounds__(kThreads) embedding_kernel(EmbeddingParams p) {
-    // Every input is an earlier kernel's output (pdl.cuh).
-    pdl_launch_dependents();
-    pdl_wait();
+    pdl_enter();  // every input is an earlier kernel's output (pdl.cuh)
     const int32_t token = blockIdx.x;
     const int32_t id = p.ids[token];
     const int64_t index = int64_t{id} - p.first_id;  // the row in this table

@@ -127,7 +127,7 @@ __device__ __forceinline__ SegmentView segment_of(const GemvParams& p, int seg) 
 __device__ __forceinline__ bf16 silu_mul_of(float gate_sum, float up_sum) {
     const float g = __bfloat162float(__float2bfloat16_rn(gate_sum));
     const float u = __bfloat162float(__float2bfloat16_rn(up_sum));
-    return __float2bfloat16_rn(g / (1.0f + expf(-g)) * u);
+    return __float2bfloat16_rn(silu_times(g, u));
 }
 
 // Sums the warps' accumulators of the CTA's 16 x 16 output tile (acc[h] holds x rows 8h..8h+7)

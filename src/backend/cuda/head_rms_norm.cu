@@ -14,9 +14,7 @@ constexpr int kWarps = kThreads / 32;
 // sum needs no shared memory. Pass 2 reads the head again (from L1) rather than keep it in
 // registers, so any head_dim works.
 __global__ void __launch_bounds__(kThreads) head_rms_norm_kernel(HeadRmsNormParams p) {
-    // Every input is an earlier kernel's output (pdl.cuh).
-    pdl_launch_dependents();
-    pdl_wait();
+    pdl_enter();  // every input is an earlier kernel's output (pdl.cuh)
     const int64_t head_index = int64_t{blockIdx.x} * kWarps + threadIdx.x / 32;
     if (head_index >= int64_t{p.num_rows} * p.num_heads) return;  // whole warps leave together
     const int64_t row = head_index / p.num_heads;

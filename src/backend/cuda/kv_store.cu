@@ -10,9 +10,7 @@ constexpr int kThreads = 128;
 
 // One block per token: K and V rows copied 16 bytes at a time.
 __global__ void __launch_bounds__(kThreads) store_kv_kernel(KvStoreParams p) {
-    // Every input is an earlier kernel's output (pdl.cuh).
-    pdl_launch_dependents();
-    pdl_wait();
+    pdl_enter();  // every input is an earlier kernel's output (pdl.cuh)
     const int64_t token = blockIdx.x;
     const int64_t slot = p.slots[token];
     if (slot < 0 || slot >= p.num_slots) return;

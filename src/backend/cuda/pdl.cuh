@@ -36,6 +36,13 @@ __device__ __forceinline__ void pdl_launch_dependents() {
     asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
 }
 
+// The prologue of a kernel every input of which is an earlier kernel's output: the next kernel
+// may launch now, and nothing is read before the previous one is complete.
+__device__ __forceinline__ void pdl_enter() {
+    pdl_launch_dependents();
+    pdl_wait();
+}
+
 // kernel<<<grid, block, smem_bytes, stream>>>(args...) with programmatic stream serialization:
 // the kernel may begin before the previous one ends, and must follow the rules above.
 template <typename... Params, typename... Args>

@@ -22,9 +22,7 @@ constexpr int kThreads = 256;
 // kernel's. The butterfly leaves the same sum in every lane (f32 addition commutes).
 template <int kLanes>
 __global__ void __launch_bounds__(kThreads) qk_norm_rope_kernel(QkNormRopeParams p) {
-    // Every input is an earlier kernel's output (pdl.cuh).
-    pdl_launch_dependents();
-    pdl_wait();
+    pdl_enter();  // every input is an earlier kernel's output (pdl.cuh)
     constexpr int kHeadsPerBlock = kThreads / kLanes;
     __shared__ __align__(16) bf16 heads[kHeadsPerBlock][kLanes * kVecElems];
     const int slot = threadIdx.x / kLanes;

@@ -11,9 +11,7 @@ constexpr int kThreads = 128;
 
 // One block per row, 8 elements per access.
 __global__ void __launch_bounds__(kThreads) residual_add_kernel(ResidualAddParams p) {
-    // Every input is an earlier kernel's output (pdl.cuh).
-    pdl_launch_dependents();
-    pdl_wait();
+    pdl_enter();  // every input is an earlier kernel's output (pdl.cuh)
     float* residual = p.residual + int64_t{blockIdx.x} * p.cols;
     const int64_t row = int64_t{blockIdx.x} * p.x_stride;
     for (int32_t c = threadIdx.x * kVecElems; c < p.cols; c += kThreads * kVecElems) {

@@ -14,9 +14,7 @@ constexpr int kThreads = 256;
 // One thread per rotation pair of one head of one token: q heads first, then k heads. Pairs of
 // neighbouring threads are neighbouring elements, so a warp's accesses stay within a head.
 __global__ void __launch_bounds__(kThreads) rope_kernel(RopeParams p, int64_t num_pairs) {
-    // Every input is an earlier kernel's output (pdl.cuh).
-    pdl_launch_dependents();
-    pdl_wait();
+    pdl_enter();  // every input is an earlier kernel's output (pdl.cuh)
     const int32_t half = p.rotary_dim / 2;
     const int32_t heads = p.num_q_heads + p.num_kv_heads;
     for (int64_t i = blockIdx.x * int64_t{kThreads} + threadIdx.x; i < num_pairs;

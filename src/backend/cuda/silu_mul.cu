@@ -13,9 +13,7 @@ constexpr int kThreads = 256;
 
 // One thread per 8 elements, grid-stride over the whole [num_rows, cols] output.
 __global__ void __launch_bounds__(kThreads) silu_mul_kernel(SiluMulParams p, int64_t num_vecs) {
-    // Every input is an earlier kernel's output (pdl.cuh).
-    pdl_launch_dependents();
-    pdl_wait();
+    pdl_enter();  // every input is an earlier kernel's output (pdl.cuh)
     const int32_t vecs_per_row = p.cols / kVecElems;
     for (int64_t i = blockIdx.x * int64_t{kThreads} + threadIdx.x; i < num_vecs;
          i += int64_t{gridDim.x} * kThreads) {
@@ -26,7 +24,7 @@ __global__ void __launch_bounds__(kThreads) silu_mul_kernel(SiluMulParams p, int
         load_bf16x8(p.gate + row * p.in_row_stride + col, g);
         load_bf16x8(p.up + row * p.in_row_stride + col, u);
 #pragma unroll
-        for (int j = 0; j < kVecElems; ++j) g[j] = g[j] / (1.0f + expf(-g[j])) * u[j];
+        for (int j = 0; j < kVecElems; ++j) g[j] = silu_times(g[j], u[j]);
         store_bf16x8(p.out + row * p.cols + col, g);
     }
 }
