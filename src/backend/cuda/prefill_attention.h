@@ -43,6 +43,7 @@ struct PrefillAttentionParams {
     int32_t num_kv_heads = 0;  // divides num_heads, num_heads / num_kv_heads <= kPrefillMaxGroup
     int32_t head_dim = 0;      // 64 or 128
     int32_t block_size = 0;    // a power of two in [8, 256]
+    int64_t num_blocks = 0;    // blocks of k_blocks and v_blocks (the wgmma kernel's TMA bounds)
     float scale = 1.0f;        // usually 1 / sqrt(head_dim)
 };
 
