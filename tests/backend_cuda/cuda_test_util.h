@@ -6,11 +6,15 @@
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "../backend/backend_test_util.h"
@@ -84,6 +88,21 @@ inline DeviceBuffer poisoned(size_t num_bytes) {
 
 inline void poison(const DeviceBuffer& buf) {
     must_ok(cuda_status(cudaMemset(buf.data(), 0xff, buf.size_bytes()), "poison"));
+}
+
+// Waits for the legacy default stream to drain, or ends the test process after `seconds`: a
+// kernel that hangs (a barrier phase that never completes) would otherwise hold the GPU until the
+// job's own timeout. The process's exit tears the context and the kernel down.
+inline void sync_or_abort(double seconds, const std::string& what) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+    while (cudaStreamQuery(nullptr) == cudaErrorNotReady) {
+        if (std::chrono::steady_clock::now() > deadline) {
+            std::fprintf(stderr, "%s: still running after %.0f s: aborting the tests\n",
+                         what.c_str(), seconds);
+            std::abort();
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
 }
 
 template <typename T>

@@ -1,12 +1,15 @@
 // cuda::prefill_attention against ReferenceOps::attention (f64, full causal softmax) over paged
 // bf16 caches with scattered block tables, for each of its kernels (prefill_kernel.h: mma.sync
-// everywhere, wgmma on compute capability 9.0, skipped elsewhere): block sizes 16 and 32 (and 8,
-// 64, 256 at one GQA ratio and head dim), GQA ratios 1, 3, 4, 8, head dims 64 and 128; ragged
+// everywhere, the wgmma variants on compute capability 9.0 only), every kernel against one
+// reference per case: block sizes 16 and 32 (and 8, 64, 256 at one GQA ratio and head dim), GQA
+// ratios 1, 3, 4, 8, head dims 64 and 128; ragged
 // batches mixing fresh prompts, chunks over a cached prefix (kv_len > q_len), decode rows (q_len 1)
 // and empty sequences (q_len 0), lengths off the 64-row, 64-key and block grids, a 2000-row
 // sequence over many tiles, q as a column slice of fused qkv rows and out rows wider than the
 // heads. Outputs are NaN-poisoned before every launch. A batched launch must equal, bit for bit,
-// each sequence launched alone, and a launch with a looser max_q_len.
+// each sequence launched alone, and a launch with a looser max_q_len; and every wgmma variant
+// must equal the first (kWgmma) bit for bit, as they sum the same products in the same order.
+// A launch that has not finished after kHangSeconds ends the process (a hung barrier phase).
 //
 // Tolerance, random inputs (q in [-2, 2], K and V in [-1, 1], all bf16): like FlashAttention-2,
 // the kernel rounds the softmax weights p (in [0, 1], relative to the running max) to bf16 before
@@ -201,12 +204,39 @@ std::vector<float> uniform_reference(const PrefillFixture& f) {
     return out;
 }
 
+constexpr double kHangSeconds = 60.0;  // the longest launch here takes milliseconds
+
+std::string kernel_name(PrefillKernel kernel) {
+    switch (kernel) {
+        case PrefillKernel::kAuto:
+            return "auto";
+        case PrefillKernel::kMmaSync:
+            return "mma";
+        case PrefillKernel::kWgmma:
+            return "wgmma";
+        case PrefillKernel::kWgmmaOverlap:
+            return "wgmma_overlap";
+        case PrefillKernel::kWgmmaTma:
+            return "wgmma_tma";
+    }
+    return "unknown";
+}
+
+// Every kernel the tests run, the wgmma ones (from kWgmma on) only where they can run.
+std::vector<PrefillKernel> kernels_that_run(int32_t head_dim) {
+    std::vector<PrefillKernel> kernels;
+    for (PrefillKernel k : {PrefillKernel::kMmaSync, PrefillKernel::kWgmma,
+                            PrefillKernel::kWgmmaOverlap, PrefillKernel::kWgmmaTma}) {
+        if (resolve_prefill_kernel({.head_dim = head_dim}, k).ok()) kernels.push_back(k);
+    }
+    return kernels;
+}
+
 // The fixture on the device, and launches over any contiguous range of its sequences.
 class DeviceFixture {
   public:
-    DeviceFixture(const PrefillFixture& f, PrefillKernel kernel)
+    explicit DeviceFixture(const PrefillFixture& f)
         : f_(f),
-          kernel_(kernel),
           q_(testing::upload_bf16(f.q)),
           k_(upload(f.k_cache)),
           v_(upload(f.v_cache)),
@@ -216,9 +246,10 @@ class DeviceFixture {
           kv_lens_(upload(f.kv_lens)),
           out_(poisoned(2 * std::max(f.num_tokens, 1) * f.out_row_stride())) {}
 
-    // The heads of every output row after one launch over sequences [first, first + count);
-    // rows of other sequences stay NaN.
-    std::vector<float> run(int32_t first, int32_t count, int32_t max_q_len, float scale) {
+    // The heads of every output row after one launch of `kernel` over sequences
+    // [first, first + count); rows of other sequences stay NaN.
+    std::vector<float> run(PrefillKernel kernel, int32_t first, int32_t count, int32_t max_q_len,
+                           float scale) {
         poison(out_);
         const Status s = prefill_attention(
             {.q = q_.as<bf16>(),
@@ -239,9 +270,11 @@ class DeviceFixture {
              .num_kv_heads = kNumKvHeads,
              .head_dim = f_.layout.head_dim,
              .block_size = f_.layout.block_size,
+             .num_blocks = f_.num_blocks,
              .scale = scale},
-            kernel_, nullptr);
+            kernel, nullptr);
         EXPECT_TRUE(s.ok()) << s.to_string();
+        testing::sync_or_abort(kHangSeconds, "prefill_attention (" + kernel_name(kernel) + ")");
         const std::vector<float> rows = download_bf16(out_, f_.num_tokens * f_.out_row_stride());
         std::vector<float> heads(f_.num_tokens * f_.width());
         for (int32_t t = 0; t < f_.num_tokens; ++t) {
@@ -253,7 +286,6 @@ class DeviceFixture {
 
   private:
     const PrefillFixture& f_;
-    PrefillKernel kernel_;
     DeviceBuffer q_, k_, v_, tables_, q_starts_, q_lens_, kv_lens_, out_;
 };
 
@@ -262,39 +294,13 @@ std::vector<float> rows_of(const PrefillFixture& f, const std::vector<float>& ou
     return {begin, begin + f.q_lens[seq] * f.width()};
 }
 
-// block size, group, head dim, kernel
-using PrefillParam = std::tuple<int32_t, int32_t, int32_t, PrefillKernel>;
-
-std::string kernel_name(PrefillKernel kernel) {
-    switch (kernel) {
-        case PrefillKernel::kAuto:
-            return "auto";
-        case PrefillKernel::kMmaSync:
-            return "mma";
-        case PrefillKernel::kWgmma:
-            return "wgmma";
-    }
-    return "unknown";
-}
-
-std::string prefill_param_name(const ::testing::TestParamInfo<PrefillParam>& info) {
-    const auto [block_size, group, head_dim, kernel] = info.param;
-    return "block" + std::to_string(block_size) + "_gqa" + std::to_string(group) + "_dim" +
-           std::to_string(head_dim) + "_" + kernel_name(kernel);
-}
+// block size, group, head dim
+using PrefillParam = std::tuple<int32_t, int32_t, int32_t>;
 
 class PrefillAttentionTest : public ::testing::TestWithParam<PrefillParam> {
   protected:
-    // The wgmma kernel runs on compute capability 9.0 only: elsewhere its cases are skipped.
-    void SetUp() override {
-        const PrefillKernel kernel = std::get<3>(GetParam());
-        const Expected<PrefillKernel> runs =
-            resolve_prefill_kernel({.head_dim = std::get<2>(GetParam())}, kernel);
-        if (!runs.ok()) GTEST_SKIP() << runs.status().to_string();
-    }
-
     void check(const std::vector<SeqLens>& seqs, bool zero_keys, uint32_t seed) {
-        const auto [block_size, group, head_dim, kernel] = GetParam();
+        const auto [block_size, group, head_dim] = GetParam();
         const PrefillFixture f = make_fixture(seqs, {.block_size = block_size,
                                                      .group = group,
                                                      .head_dim = head_dim,
@@ -302,27 +308,38 @@ class PrefillAttentionTest : public ::testing::TestWithParam<PrefillParam> {
                                                      .seed = seed});
         const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
         const int32_t max_q_len = *std::max_element(f.q_lens.begin(), f.q_lens.end());
-        DeviceFixture dev(f, kernel);
+        DeviceFixture dev(f);
+        const std::vector<float> want = zero_keys ? uniform_reference(f) : std::vector<float>{};
+        const SampledReference sampled = zero_keys ? SampledReference{} : reference(f, scale);
 
-        const std::vector<float> got = dev.run(0, f.num_seqs(), max_q_len, scale);
-        if (zero_keys) {
-            testing::expect_all_near(got, uniform_reference(f), 2e-5f, testing::kBf16RelTol, "out");
-        } else {
-            const SampledReference want = reference(f, scale);
-            std::vector<float> got_rows;
-            for (int32_t t : want.tokens) {
-                got_rows.insert(got_rows.end(), got.begin() + t * f.width(),
-                                got.begin() + (t + 1) * f.width());
+        std::vector<float> first_wgmma;
+        for (const PrefillKernel kernel : kernels_that_run(head_dim)) {
+            SCOPED_TRACE("kernel " + kernel_name(kernel));
+            const std::vector<float> got = dev.run(kernel, 0, f.num_seqs(), max_q_len, scale);
+            if (zero_keys) {
+                testing::expect_all_near(got, want, 2e-5f, testing::kBf16RelTol, "out");
+            } else {
+                std::vector<float> got_rows;
+                for (int32_t t : sampled.tokens) {
+                    got_rows.insert(got_rows.end(), got.begin() + t * f.width(),
+                                    got.begin() + (t + 1) * f.width());
+                }
+                testing::expect_all_near(got_rows, sampled.out, 2e-3f, testing::kBf16RelTol, "out");
             }
-            testing::expect_all_near(got_rows, want.out, 2e-3f, testing::kBf16RelTol, "out");
-        }
-        // A looser bound sizes a larger grid; the extra CTAs must do nothing.
-        testing::expect_all_equal(dev.run(0, f.num_seqs(), max_q_len + 100, scale), got,
-                                  "max_q_len + 100 vs batch");
-        for (int32_t s = 0; s < f.num_seqs(); ++s) {
-            const std::vector<float> alone = dev.run(s, 1, f.q_lens[s], scale);
-            testing::expect_all_equal(rows_of(f, alone, s), rows_of(f, got, s),
-                                      "sequence " + std::to_string(s) + " alone");
+            // A looser bound sizes a larger grid; the extra CTAs must do nothing.
+            testing::expect_all_equal(dev.run(kernel, 0, f.num_seqs(), max_q_len + 100, scale), got,
+                                      "max_q_len + 100 vs batch");
+            for (int32_t s = 0; s < f.num_seqs(); ++s) {
+                const std::vector<float> alone = dev.run(kernel, s, 1, f.q_lens[s], scale);
+                testing::expect_all_equal(rows_of(f, alone, s), rows_of(f, got, s),
+                                          "sequence " + std::to_string(s) + " alone");
+            }
+            if (kernel == PrefillKernel::kMmaSync) continue;
+            if (first_wgmma.empty()) {
+                first_wgmma = got;
+            } else {
+                testing::expect_all_equal(got, first_wgmma, "vs the wgmma kernel");
+            }
         }
     }
 };
@@ -351,22 +368,20 @@ TEST_P(PrefillAttentionTest, AllSequencesEmpty) {
     check({{0, 0}, {0, 5}, {0, 0}}, /*zero_keys=*/false, 24);
 }
 
-const auto kKernels = ::testing::Values(PrefillKernel::kMmaSync, PrefillKernel::kWgmma);
+INSTANTIATE_TEST_SUITE_P(
+    Paged, PrefillAttentionTest,
+    ::testing::Combine(::testing::Values(16, 32), ::testing::Values(1, 3, 4, 8),
+                       ::testing::Values(64, 128)),
+    testing::paged_attention_param_name<::testing::TestParamInfo<PrefillParam>>);
 
-INSTANTIATE_TEST_SUITE_P(Paged, PrefillAttentionTest,
-                         ::testing::Combine(::testing::Values(16, 32),
-                                            ::testing::Values(1, 3, 4, 8),
-                                            ::testing::Values(64, 128), kKernels),
-                         prefill_param_name);
+// The other block sizes: the wgmma kernel's producers look each row's (cp.async) or box's (TMA)
+// block up by page within a 128-key tile (16 pages of 8 keys, 2 of 64, half of one of 256).
+INSTANTIATE_TEST_SUITE_P(
+    PagedBlockSizes, PrefillAttentionTest,
+    ::testing::Combine(::testing::Values(8, 64, 256), ::testing::Values(3), ::testing::Values(128)),
+    testing::paged_attention_param_name<::testing::TestParamInfo<PrefillParam>>);
 
-// The other block sizes: the wgmma kernel's producer looks each row's block up by page within a
-// 128-key tile (16 pages of 8 keys, 2 of 64, half of one of 256).
-INSTANTIATE_TEST_SUITE_P(PagedBlockSizes, PrefillAttentionTest,
-                         ::testing::Combine(::testing::Values(8, 64, 256), ::testing::Values(3),
-                                            ::testing::Values(128), kKernels),
-                         prefill_param_name);
-
-// kAuto runs the wgmma kernel exactly where it can run, and kMmaSync is always itself.
+// kAuto runs the TMA wgmma kernel exactly where it can run, and kMmaSync is always itself.
 TEST(PrefillKernelChoice, AutoPicksWgmmaOnComputeCapability90) {
     int device = 0;
     ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
@@ -377,12 +392,22 @@ TEST(PrefillKernelChoice, AutoPicksWgmmaOnComputeCapability90) {
         const Expected<PrefillKernel> chosen =
             resolve_prefill_kernel({.head_dim = head_dim}, PrefillKernel::kAuto);
         ASSERT_TRUE(chosen.ok()) << chosen.status().to_string();
-        EXPECT_EQ(chosen.value(), sm90 ? PrefillKernel::kWgmma : PrefillKernel::kMmaSync);
+        EXPECT_EQ(chosen.value(), sm90 ? PrefillKernel::kWgmmaTma : PrefillKernel::kMmaSync);
         const Expected<PrefillKernel> mma =
             resolve_prefill_kernel({.head_dim = head_dim}, PrefillKernel::kMmaSync);
         ASSERT_TRUE(mma.ok());
         EXPECT_EQ(mma.value(), PrefillKernel::kMmaSync);
-        EXPECT_EQ(resolve_prefill_kernel({.head_dim = head_dim}, PrefillKernel::kWgmma).ok(), sm90);
+        for (PrefillKernel k :
+             {PrefillKernel::kWgmma, PrefillKernel::kWgmmaOverlap, PrefillKernel::kWgmmaTma}) {
+            EXPECT_EQ(resolve_prefill_kernel({.head_dim = head_dim}, k).ok(), sm90);
+        }
+        // Past 2^31 cache slots TMA coordinates overflow: kAuto takes the cp.async kernel.
+        const PrefillAttentionParams huge{
+            .head_dim = head_dim, .block_size = 256, .num_blocks = int64_t{1} << 24};
+        EXPECT_EQ(resolve_prefill_kernel(huge, PrefillKernel::kWgmmaTma).status().code(),
+                  StatusCode::kUnsupported);
+        EXPECT_EQ(resolve_prefill_kernel(huge, PrefillKernel::kAuto).value(),
+                  sm90 ? PrefillKernel::kWgmmaOverlap : PrefillKernel::kMmaSync);
     }
 }
 
@@ -411,7 +436,8 @@ TEST(PrefillAttentionArgs, UnsupportedShapesAreStatuses) {
                                     .num_heads = 8,
                                     .num_kv_heads = 2,
                                     .head_dim = 128,
-                                    .block_size = 16};
+                                    .block_size = 16,
+                                    .num_blocks = 4};
     PrefillAttentionParams p = ok;
     p.head_dim = 96;
     EXPECT_EQ(prefill_attention(p, nullptr).code(), StatusCode::kUnsupported);
@@ -427,6 +453,10 @@ TEST(PrefillAttentionArgs, UnsupportedShapesAreStatuses) {
     EXPECT_EQ(prefill_attention(p, nullptr).code(), StatusCode::kInvalidArgument);
     p = ok;
     p.out_row_stride = 7 * 128;
+    EXPECT_EQ(prefill_attention(p, nullptr).code(), StatusCode::kInvalidArgument);
+    p = ok;
+    p.max_q_len = 5;
+    p.num_blocks = 0;  // work, but no cache
     EXPECT_EQ(prefill_attention(p, nullptr).code(), StatusCode::kInvalidArgument);
     p = ok;
     p.num_seqs = 0;

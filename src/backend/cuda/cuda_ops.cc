@@ -602,6 +602,7 @@ void CudaOps::attention(const ConstTensorView& q, const PagedKvRead& kv, const A
                             .num_kv_heads = args.num_kv_heads,
                             .head_dim = args.head_dim,
                             .block_size = cache.layout.block_size,
+                            .num_blocks = cache.num_blocks,
                             .scale = args.scale},
                            stream_.get()));
 }

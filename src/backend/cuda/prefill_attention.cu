@@ -233,6 +233,10 @@ Status check_params(const PrefillAttentionParams& p) {
         return invalid_argument("prefill_attention: max_q_len " + std::to_string(p.max_q_len) +
                                 ", num_seqs " + std::to_string(p.num_seqs));
     }
+    if (p.num_blocks < 0 || (p.num_blocks == 0 && p.num_seqs > 0 && p.max_q_len > 0)) {
+        return invalid_argument("prefill_attention: num_blocks " + std::to_string(p.num_blocks) +
+                                " (the blocks of k_blocks and v_blocks)");
+    }
     // exp2 of scores * scale relies on the largest score giving the largest weight.
     if (!(p.scale > 0.0f) || !std::isfinite(p.scale)) {
         return invalid_argument("prefill_attention: scale " + std::to_string(p.scale) +
@@ -256,31 +260,54 @@ Expected<bool> current_device_is_sm90() {
     return major == 9 && minor == 0;
 }
 
+Status launch_wgmma(const PrefillAttentionParams& p, int32_t tiles_per_seq,
+                    sm90a::WgmmaVariant variant, cudaStream_t stream) {
+    return cuda_status(sm90a::launch_prefill_attention(p, tiles_per_seq, variant, stream),
+                       "prefill_attention (wgmma)");
+}
+
+// The TMA kernel addresses cache slots with signed 32-bit coordinates (sm90a/kv_tensor_maps.h).
+bool slots_fit_tma(const PrefillAttentionParams& p) {
+    return p.num_blocks * p.block_size < (int64_t{1} << 31);
+}
+
+Status wgmma_runs(const PrefillAttentionParams& p, bool sm90) {
+    if (!sm90) {
+        return unsupported("prefill_attention: the wgmma kernels need compute capability 9.0");
+    }
+    if (!sm90a::prefill_attention_supported(p)) {
+        return unsupported("prefill_attention: the wgmma kernels take head_dim 64 and 128, not " +
+                           std::to_string(p.head_dim));
+    }
+    return Status::ok_status();
+}
+
 }  // namespace
 
 Expected<PrefillKernel> resolve_prefill_kernel(const PrefillAttentionParams& p,
                                                PrefillKernel requested) {
+    if (requested == PrefillKernel::kMmaSync) return PrefillKernel::kMmaSync;
+    SE_ASSIGN_OR_RETURN(const bool sm90, current_device_is_sm90());
+    const Status wgmma = wgmma_runs(p, sm90);
     switch (requested) {
         case PrefillKernel::kMmaSync:
             return PrefillKernel::kMmaSync;
-        case PrefillKernel::kWgmma: {
-            SE_ASSIGN_OR_RETURN(const bool sm90, current_device_is_sm90());
-            if (!sm90) {
+        case PrefillKernel::kWgmma:
+        case PrefillKernel::kWgmmaOverlap:
+            SE_RETURN_IF_ERROR(wgmma);
+            return requested;
+        case PrefillKernel::kWgmmaTma:
+            SE_RETURN_IF_ERROR(wgmma);
+            if (!slots_fit_tma(p)) {
                 return unsupported(
-                    "prefill_attention: the wgmma kernel needs compute capability 9.0");
+                    "prefill_attention: the TMA kernel takes fewer than 2^31 cache "
+                    "slots, not num_blocks " +
+                    std::to_string(p.num_blocks) + " x block_size " + std::to_string(p.block_size));
             }
-            if (!sm90a::prefill_attention_supported(p)) {
-                return unsupported(
-                    "prefill_attention: the wgmma kernel takes head_dim 64 and 128, not " +
-                    std::to_string(p.head_dim));
-            }
-            return PrefillKernel::kWgmma;
-        }
-        case PrefillKernel::kAuto: {
-            SE_ASSIGN_OR_RETURN(const bool sm90, current_device_is_sm90());
-            return sm90 && sm90a::prefill_attention_supported(p) ? PrefillKernel::kWgmma
-                                                                 : PrefillKernel::kMmaSync;
-        }
+            return requested;
+        case PrefillKernel::kAuto:
+            if (!wgmma.ok()) return PrefillKernel::kMmaSync;
+            return slots_fit_tma(p) ? PrefillKernel::kWgmmaTma : PrefillKernel::kWgmmaOverlap;
     }
     return internal_error("prefill_attention: unknown PrefillKernel");
 }
@@ -301,9 +328,16 @@ Status prefill_attention(const PrefillAttentionParams& p, PrefillKernel kernel,
                            " query tiles (grid x is at most 2^31 - 1)");
     }
     SE_ASSIGN_OR_RETURN(const PrefillKernel chosen, resolve_prefill_kernel(p, kernel));
-    if (chosen == PrefillKernel::kWgmma) {
-        return cuda_status(sm90a::launch_prefill_attention(p, tiles_per_seq, stream),
-                           "prefill_attention (wgmma)");
+    switch (chosen) {
+        case PrefillKernel::kWgmma:
+            return launch_wgmma(p, tiles_per_seq, sm90a::WgmmaVariant::kPingPong, stream);
+        case PrefillKernel::kWgmmaOverlap:
+            return launch_wgmma(p, tiles_per_seq, sm90a::WgmmaVariant::kOverlap, stream);
+        case PrefillKernel::kWgmmaTma:
+            return launch_wgmma(p, tiles_per_seq, sm90a::WgmmaVariant::kOverlapTma, stream);
+        case PrefillKernel::kAuto:  // resolved above
+        case PrefillKernel::kMmaSync:
+            break;
     }
     const dim3 grid(static_cast<uint32_t>(num_ctas), p.num_kv_heads);
     if (p.head_dim == 64) return launch<64>(p, grid, tiles_per_seq, stream);
