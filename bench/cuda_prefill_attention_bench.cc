@@ -1,17 +1,24 @@
 // Paged prefill attention on the GPU (backend/cuda/prefill_attention.h): one sequence, bf16, 32
 // query heads over 8 KV heads, head_dim 128, 16-token blocks, at three shapes: an 8K and a 32K
 // prompt in one chunk, and a 32K prompt's last 8K chunk over its 24K cached prefix. Prints one
-// JSON line per shape and kernel (prefill_kernel.h: "mma" everywhere, "wgmma" where the device
-// runs it, compute capability 9.0) with the mean kernel time over timed launches (CUDA events)
-// and TFLOP/s of the causal work: 2 matmuls * 2 flops * heads * head_dim * (keys visible to each
-// row, summed). bench/prefill-attention runs it beside PyTorch SDPA on identical shapes.
+// JSON line per shape and kernel (prefill_kernel.h: "mma" everywhere; "wgmma", "wgmma_overlap",
+// "wgmma_tma" where the device runs them, compute capability 9.0; "auto" is what the library
+// picks) with the mean kernel time over timed launches (CUDA events) and TFLOP/s of the causal
+// work: 2 matmuls * 2 flops * heads * head_dim * (keys visible to each row, summed).
+// bench/prefill-attention runs it beside PyTorch SDPA on identical shapes. A kernel whose first
+// launch has not finished after a minute stops the run (a hang, not a slow kernel).
 //
-// Usage: se_cuda_prefill_attention_bench [--iters N] [--kernel mma|wgmma|both]  (default both)
+// Usage: se_cuda_prefill_attention_bench [--iters N] [--kernel LIST]
+//   LIST: comma-separated kernel names, or "all" (the default: every kernel the device runs);
+//   "both" is mma,wgmma.
 #include <cuda_runtime_api.h>
 #include <fmt/core.h>
 
+#include <chrono>
 #include <cstdlib>
+#include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "backend/cuda/device_buffer.h"
@@ -29,6 +36,44 @@ constexpr int32_t kKvHeads = 8;
 constexpr int32_t kHeadDim = 128;
 constexpr int32_t kBlock = 16;
 constexpr int kWarmup = 3;
+constexpr double kHangSeconds = 60.0;
+
+struct NamedKernel {
+    const char* name;
+    PrefillKernel kernel;
+};
+
+constexpr NamedKernel kKernels[] = {{"mma", PrefillKernel::kMmaSync},
+                                    {"wgmma", PrefillKernel::kWgmma},
+                                    {"wgmma_overlap", PrefillKernel::kWgmmaOverlap},
+                                    {"wgmma_tma", PrefillKernel::kWgmmaTma},
+                                    {"auto", PrefillKernel::kAuto}};
+
+std::optional<NamedKernel> kernel_named(const std::string& name) {
+    for (const NamedKernel& k : kKernels) {
+        if (name == k.name) return k;
+    }
+    return std::nullopt;
+}
+
+// One launch, then a bounded wait: a kernel that hangs ends the run with an error instead of
+// holding the GPU.
+Status launch_once_bounded(const PrefillAttentionParams& p, PrefillKernel kernel) {
+    SE_ASSIGN_OR_RETURN(CudaStream stream, CudaStream::create());
+    SE_RETURN_IF_ERROR(prefill_attention(p, kernel, stream.get()));
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::duration<double>(kHangSeconds);
+    cudaError_t e = cudaErrorNotReady;
+    while ((e = cudaStreamQuery(stream.get())) == cudaErrorNotReady) {
+        if (std::chrono::steady_clock::now() > deadline) {
+            fmt::print(stderr, "error: the kernel still runs after {} s: a hang\n", kHangSeconds);
+            std::exit(2);
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    if (e != cudaSuccess) return internal_error(std::string("kernel: ") + cudaGetErrorString(e));
+    return Status();
+}
 
 struct Shape {
     int32_t q_len;
@@ -58,7 +103,7 @@ Expected<DeviceBuffer> uploaded(const std::vector<int32_t>& host) {
     return buf;
 }
 
-Status run(const Shape& s, PrefillKernel kernel, int iters) {
+Status run(const Shape& s, const NamedKernel& kernel, int iters) {
     const size_t kv_bytes = size_t(s.kv_len) * kKvHeads * kHeadDim * 2;  // one of K, V
     const size_t q_bytes = size_t(s.q_len) * kHeads * kHeadDim * 2;
     const int32_t num_blocks = (s.kv_len + kBlock - 1) / kBlock;
@@ -92,15 +137,16 @@ Status run(const Shape& s, PrefillKernel kernel, int iters) {
                                    .num_kv_heads = kKvHeads,
                                    .head_dim = kHeadDim,
                                    .block_size = kBlock,
+                                   .num_blocks = num_blocks,
                                    .scale = 0.08838834764831845f};
+    SE_RETURN_IF_ERROR(launch_once_bounded(p, kernel.kernel));
     SE_ASSIGN_OR_RETURN(const double ms, mean_launch_ms(kWarmup, iters, [&](cudaStream_t stream) {
-                            return prefill_attention(p, kernel, stream);
+                            return prefill_attention(p, kernel.kernel, stream);
                         }));
     fmt::print(
         "{{\"impl\": \"sparse-engine\", \"kernel\": \"{}\", \"q_len\": {}, \"kv_len\": {}, "
         "\"ms\": {:.4f}, \"tflops\": {:.1f}}}\n",
-        kernel == PrefillKernel::kWgmma ? "wgmma" : "mma", s.q_len, s.kv_len, ms,
-        causal_flops(s) / (ms * 1e-3) / 1e12);
+        kernel.name, s.q_len, s.kv_len, ms, causal_flops(s) / (ms * 1e-3) / 1e12);
     return Status();
 }
 
@@ -108,34 +154,49 @@ Status run(const Shape& s, PrefillKernel kernel, int iters) {
 }  // namespace se::cuda
 
 int main(int argc, char** argv) {
-    using se::cuda::PrefillKernel;
+    using se::cuda::NamedKernel;
     int iters = 10;
-    std::string which = "both";
+    std::string which = "all";
     for (int i = 1; i + 1 < argc; ++i) {
         if (std::string(argv[i]) == "--iters") iters = std::atoi(argv[i + 1]);
         if (std::string(argv[i]) == "--kernel") which = argv[i + 1];
     }
-    std::vector<PrefillKernel> kernels;
-    if (which == "mma" || which == "both") kernels.push_back(PrefillKernel::kMmaSync);
-    if (which == "wgmma" || which == "both") {
-        // Only where it runs, unless asked for by name (then its refusal is the error).
-        const bool runs = se::cuda::resolve_prefill_kernel({.head_dim = se::cuda::kHeadDim},
-                                                           PrefillKernel::kWgmma)
-                              .ok();
-        if (runs || which == "wgmma") kernels.push_back(PrefillKernel::kWgmma);
-        if (!runs && which == "both") fmt::print(stderr, "wgmma kernel: not on this device\n");
-    }
-    if (kernels.empty()) {
-        fmt::print(stderr, "error: --kernel {} (mma, wgmma or both)\n", which);
-        return 1;
+    if (which == "both") which = "mma,wgmma";
+    std::vector<NamedKernel> kernels;
+    if (which == "all") {
+        // Every kernel the device runs ("auto" is one of them, under its own name).
+        for (const NamedKernel& k : se::cuda::kKernels) {
+            if (se::cuda::resolve_prefill_kernel({.head_dim = se::cuda::kHeadDim}, k.kernel).ok()) {
+                kernels.push_back(k);
+            } else {
+                fmt::print(stderr, "{} kernel: not on this device\n", k.name);
+            }
+        }
+    } else {
+        // Named ones run or fail: a refusal is the error.
+        size_t start = 0;
+        while (start <= which.size()) {
+            const size_t comma = std::min(which.find(',', start), which.size());
+            const std::string name = which.substr(start, comma - start);
+            const std::optional<NamedKernel> k = se::cuda::kernel_named(name);
+            if (!k) {
+                fmt::print(stderr,
+                           "error: --kernel {}: unknown kernel '{}' (mma, wgmma, wgmma_overlap, "
+                           "wgmma_tma, auto; or all, both)\n",
+                           which, name);
+                return 1;
+            }
+            kernels.push_back(*k);
+            start = comma + 1;
+        }
     }
     const std::vector<se::cuda::Shape> shapes = {{8192, 8192}, {32768, 32768}, {8192, 32768}};
     for (const auto& shape : shapes) {
-        for (const PrefillKernel kernel : kernels) {
+        for (const NamedKernel& kernel : kernels) {
             se::Status status = se::cuda::run(shape, kernel, iters);
             if (!status.ok()) {
-                fmt::print(stderr, "error: q_len {} kv_len {}: {}\n", shape.q_len, shape.kv_len,
-                           status.to_string());
+                fmt::print(stderr, "error: {} at q_len {} kv_len {}: {}\n", kernel.name,
+                           shape.q_len, shape.kv_len, status.to_string());
                 return 1;
             }
         }
