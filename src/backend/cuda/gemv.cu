@@ -32,6 +32,11 @@
 // 16 KB per row lost too; batch-1 decode steps 4.53 -> 4.92-5.77 ms), so the weights stream only
 // on demand.
 //
+// A launch of at most two waves and up to 8 rows of x (o and down of an 8B model at batch 1: 256
+// tiles) asks for shared memory it never uses, so that no SM holds more than ceil(tiles / SMs) of
+// its CTAs: launched early, they would otherwise pile into the slots that free first and leave
+// SMs idle (gemv_occupancy.h).
+//
 // kSiluMul (the gated MLP): a CTA takes 8 rows of gate as the MMA's rows g and 8 rows of up, the
 // same output features, as its rows g + 8, so one thread ends with both sums of a feature and
 // writes silu(gate) * up: the two products and silu_mul in one launch, with the same roundings.
@@ -42,9 +47,11 @@
 #include "backend/cuda/bf16_vec.cuh"
 #include "backend/cuda/cuda_status.h"
 #include "backend/cuda/gemv.h"
+#include "backend/cuda/gemv_occupancy.h"
 #include "backend/cuda/launch_checks.h"
 #include "backend/cuda/pdl.cuh"
 #include "backend/cuda/warp_mma.cuh"
+#include "core/expected.h"
 
 namespace se::cuda {
 namespace {
@@ -56,6 +63,7 @@ constexpr int kTileRows = 16;   // weight rows per CTA: the MMA's M
 constexpr int kQuadElems = 32;  // elements of one weight row a warp's 4-lane group loads at once
 constexpr int kUnroll = 4;      // quads each warp has in flight
 constexpr int64_t kMaxK = int64_t{1} << 30;  // keeps element offsets in int32
+constexpr int64_t kMaxCappedWaves = 2;       // launches of more waves place themselves evenly
 
 // The first tile (CTA) of each segment; unused segments start at the total, so that a CTA's
 // segment is the last one whose start it has reached.
@@ -134,11 +142,16 @@ __device__ __forceinline__ bf16 silu_mul_of(float gate_sum, float up_sum) {
 // and stores the used part: thread e owns x row e / 16 and tile row e % 16, so neighbouring
 // threads write neighbouring y. With kSiluMul tile rows 0..7 are gate and 8..15 up of output
 // features row0 + (0..7); the threads of rows 0..7 write both.
+// The CTA's shared memory: store_tile's partial sums, f32 [warp, half * 4 + register, lane].
+__host__ __device__ constexpr int64_t partial_bytes(int halves) {
+    return int64_t{kWarps} * halves * 4 * 32 * 4;
+}
+
 template <int kHalves, GemvEpilogue kEpilogue>
 __device__ __forceinline__ void store_tile(const float (&acc)[kHalves][4], const SegmentView& s,
                                            int64_t row0, int32_t m) {
-    // f32 [warp, half * 4 + accumulator register, lane]
     __shared__ float partial[kWarps][kHalves * 4][32];
+    static_assert(sizeof(partial) == partial_bytes(kHalves));
     const int lane = threadIdx.x % 32;
     const int warp = threadIdx.x / 32;
 #pragma unroll
@@ -316,13 +329,46 @@ Status check_params(const GemvParams& p) {
     return Status::ok_status();
 }
 
+// The dynamic shared memory (never used: it only spaces the CTAs) that keeps a launch of few
+// tiles even over the SMs (gemv_occupancy.h); 0 for a launch of many. Only launches of up to 8
+// rows of x are spaced: at 9..16 rows (two B operands) spacing measured slower (H200, 2026-12-01:
+// down 33.4 -> 36.5 us and o 11.6 -> 12.5 us at m = 16, batch-16 decode steps 7.19 -> 7.68 ms),
+// against down 39.4 -> 31.0 us and o 13.3 -> 11.1 us at m = 1 and batch-1 steps 4.45 -> 4.37 ms.
+// (Pinning the GEMV's preferred shared-memory carveout as well made batch-1 steps slower still:
+// 4.78 ms at 50%, 5.56 ms at 100%.)
+Expected<int64_t> spacing_smem(int64_t num_tiles, int halves) {
+    if (halves > 1) return int64_t{0};
+    int device = 0;
+    SE_CUDA_RETURN_IF_ERROR(cudaGetDevice(&device));
+    int sms = 0;
+    int per_sm = 0;
+    int reserved = 0;
+    int optin = 0;
+    SE_CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    SE_CUDA_RETURN_IF_ERROR(
+        cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device));
+    SE_CUDA_RETURN_IF_ERROR(
+        cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, device));
+    SE_CUDA_RETURN_IF_ERROR(
+        cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+    const int64_t cap = gemv_ctas_per_sm_cap(num_tiles, sms, kMaxCappedWaves);
+    return gemv_dynamic_smem(
+        cap, partial_bytes(halves),
+        {.per_sm = per_sm, .reserved_per_cta = reserved, .max_per_cta = optin});
+}
+
 template <int kHalves, GemvEpilogue kEpilogue>
 Status launch(const GemvParams& p, const SegmentTiles& tiles, int64_t num_tiles,
               cudaStream_t stream) {
-    return cuda_status(
-        launch_pdl(gemv_kernel<kHalves, kEpilogue>, dim3(static_cast<unsigned>(num_tiles)),
-                   dim3(kThreads), 0, stream, p, tiles),
-        kName);
+    SE_ASSIGN_OR_RETURN(const int64_t smem, spacing_smem(num_tiles, kHalves));
+    const auto kernel = gemv_kernel<kHalves, kEpilogue>;
+    if (smem > 0) {
+        SE_CUDA_RETURN_IF_ERROR(cudaFuncSetAttribute(
+            kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+    }
+    return cuda_status(launch_pdl(kernel, dim3(static_cast<unsigned>(num_tiles)), dim3(kThreads),
+                                  static_cast<size_t>(smem), stream, p, tiles),
+                       kName);
 }
 
 }  // namespace

@@ -1,0 +1,46 @@
+// How many GEMV CTAs (gemv.cu) one SM may hold, for a launch of few tiles.
+//
+// A launch of at most two waves (the o and down projections of an 8B model: 256 tiles on 132
+// SMs) is one wave whose balance the hardware decides: under programmatic dependent launch the
+// CTAs are placed while the previous kernel still runs, into whatever slots free first, so one SM
+// can take three while another takes none, and the launch lasts as long as the fullest SM
+// (measured on the H200: down 39 us launched early, 32 us launched plainly). Asking each CTA for
+// enough shared memory that no more than ceil(tiles / SMs) fit on one SM makes every placement
+// even: with c per SM at most, 256 tiles on 132 SMs leave at most 8 SMs with fewer than c = 2.
+//
+// The arithmetic is plain C++ so that the host tests check it; gemv() reads the device's numbers.
+#pragma once
+
+#include <cstdint>
+
+namespace se::cuda {
+
+struct SmSharedMemory {
+    int64_t per_sm = 0;            // cudaDevAttrMaxSharedMemoryPerMultiprocessor
+    int64_t reserved_per_cta = 0;  // cudaDevAttrReservedSharedMemoryPerBlock
+    int64_t max_per_cta = 0;       // cudaDevAttrMaxSharedMemoryPerBlockOptin
+};
+
+// The most CTAs one SM should hold for `tiles` CTAs on `num_sms` SMs; 0 where the launch has
+// enough waves (more than `max_capped`) that the hardware's own placement balances it.
+inline int64_t gemv_ctas_per_sm_cap(int64_t tiles, int64_t num_sms, int64_t max_capped) {
+    if (tiles <= 0 || num_sms <= 0) return 0;
+    const int64_t waves = (tiles + num_sms - 1) / num_sms;
+    return waves <= max_capped ? waves : 0;
+}
+
+// Dynamic shared memory per CTA that lets `cap` CTAs, each with `static_bytes` of its own, fit on
+// one SM and not cap + 1; 0 where cap is 0 or no request can do it. The footprint is the smallest
+// that keeps cap + 1 out (plus kSlack for the allocation granularity), so that the SM's L1 keeps
+// the rest of the unified memory.
+inline int64_t gemv_dynamic_smem(int64_t cap, int64_t static_bytes, const SmSharedMemory& sm) {
+    constexpr int64_t kSlack = 1024;
+    if (cap <= 0) return 0;
+    const int64_t footprint = sm.per_sm / (cap + 1) + kSlack;
+    const int64_t dynamic = footprint - static_bytes - sm.reserved_per_cta;
+    if (dynamic <= 0 || cap * footprint > sm.per_sm) return 0;
+    if (dynamic + static_bytes > sm.max_per_cta) return 0;
+    return dynamic;
+}
+
+}  // namespace se::cuda
