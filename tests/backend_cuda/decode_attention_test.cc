@@ -3,7 +3,8 @@
 // shortest partitions, which then start inside a block), GQA ratios 1, 3, 4, 8, head dims 64 and
 // 128, ragged batches with empty sequences, lengths off the block, tile (16) and partition grids,
 // long sequences split over many partitions, and batches large enough that the partition rule
-// (decode_partition.h) picks 1024 keys. Every case also runs at every other partition size.
+// (decode_partition.h) picks its longest partitions (2048 keys). Every case also runs at every
+// other partition size.
 //
 // A batched launch must also equal, bit for bit, the same sequences launched one by one (the
 // FlashInfer check: no sequence sees another's data), a launch with a much looser max_kv_len (the
@@ -268,11 +269,13 @@ std::vector<int32_t> cycled(const std::vector<int32_t>& lengths, int32_t num_seq
 TEST_P(DecodeAttentionTest, BatchOf64ShortSequences) {
     // One partition each at the rule's size (written directly); the tile edges; merges at the
     // other sizes, around the 512 edge among them.
-    check(cycled({0, 1, 15, 16, 17, 48, 511, 512, 513, 600, 3, 90}, 64), 14, 1024);
+    check(cycled({0, 1, 15, 16, 17, 48, 511, 512, 513, 600, 3, 90}, 64), 14,
+          kDecodeRuleMaxPartition);
 }
 
-TEST_P(DecodeAttentionTest, BatchOf128TakesPartitionsOf1024) {
-    check(cycled({1, 1023, 0, 1024, 7, 1025, 1100, 64, 200, 31}, 128), 15, 1024);
+TEST_P(DecodeAttentionTest, BatchOf128TakesTheLongestPartitions) {
+    // The 1024 edge at the other sizes.
+    check(cycled({1, 1023, 0, 1024, 7, 1025, 1100, 64, 200, 31}, 128), 15, kDecodeRuleMaxPartition);
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -1,7 +1,7 @@
 // Paged decode attention: one query row per sequence against its whole paged bf16 KV
 // (kv_layout.h), split over the KV range and merged by log-sum-exp (lse_merge.h).
 //
-//   sequence s, kv_len 600, partitions of 256 keys (decode_partition.h picks 64 .. 1024):
+//   sequence s, kv_len 600, partitions of 256 keys (decode_partition.h picks 64 .. 2048):
 //   keys  [0 ........ 256) [256 ...... 512) [512 .. 600)
 //          partition 0      partition 1      partition 2      <- one block each, per KV head
 //          max, sum, acc    max, sum, acc    max, sum, acc    -> workspace

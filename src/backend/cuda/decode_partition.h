@@ -4,20 +4,22 @@
 // A partition is one block of the first pass per KV head (4 warps of 16-key tiles). Every block
 // pays a start (kv_len and table loads, then its first tiles) and an end (the last tiles drain,
 // the warps merge, the partial goes out) during which it has little in flight, and every partial
-// is written and read again by the merge; so the rule takes the longest partition of 64 .. 1024
-// keys (launches may ask for up to 2048: benchmarks try it) that still gives kDecodeMinPartsPerHead
-// partitions per KV head over the batch, which at 8 KV heads is about one wave of 2 blocks per SM
-// on 132 SMs. Short partitions exist for the small launches: a 1.1K-key sequence gets 18 partitions
-// of 64 keys (144 blocks) where 256 keys gave 40.
+// is written and read again by the merge; so the rule takes the longest partition of 64 .. 2048
+// keys (the longest a launch may take) that still gives kDecodeMinPartsPerHead partitions per KV
+// head over the batch, which at 8 KV heads is about one wave of 2 blocks per SM on 132 SMs.
+// Short partitions exist for the small launches: a 1.1K-key sequence gets 18 partitions of 64
+// keys (144 blocks) where 256 keys gave 40. The long ones are for the large launches, many waves
+// deep: 2048 keys against 1024 took 1.6-3% off 16 x 4K, 16 x 32K, 64 x 8K and 8 x 128K (H200,
+// 2026-12-01, se_cuda_decode_attention_bench --sweep).
 //
 //   num_seqs x max_kv_len   partition   blocks with 8 KV heads
 //   1 x 1K                  64          1 x 16 x 8  = 128
 //   1 x 4K                  128         1 x 32 x 8  = 256
-//   16 x 4K                 1024        16 x 4 x 8  = 512
+//   16 x 4K                 2048        16 x 2 x 8  = 256
 //   1 x 32K                 1024        1 x 32 x 8  = 256
-//   16 x 32K                1024        16 x 32 x 8 = 4096
-//   64 x 8K                 1024        64 x 8 x 8  = 4096
-//   8 x 128K                1024        8 x 128 x 8 = 8192
+//   16 x 32K                2048        16 x 16 x 8 = 2048
+//   64 x 8K                 2048        64 x 4 x 8  = 2048
+//   8 x 128K                2048        8 x 64 x 8  = 4096
 //
 // The rule reads max_kv_len rounded up to a power of two of at least 256, as CUDA graph steps
 // bucket it (decode_graph_key.h), so that a graph step and the same step run eagerly pick the same
@@ -40,7 +42,7 @@
 namespace se::cuda {
 
 inline constexpr int32_t kDecodeMinPartition = 64;        // keys: one 16-key tile per warp
-inline constexpr int32_t kDecodeRuleMaxPartition = 1024;  // keys: the longest the rule picks
+inline constexpr int32_t kDecodeRuleMaxPartition = 2048;  // keys: the longest the rule picks
 inline constexpr int32_t kDecodeMaxPartition = 2048;      // keys: the longest a launch may take
 inline constexpr int64_t kDecodeMinPartsPerHead = 32;
 inline constexpr int32_t kDecodeMinRoundedLen = 256;  // as kDecodeGraphMinBucket

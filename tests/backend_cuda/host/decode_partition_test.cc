@@ -11,11 +11,11 @@ namespace {
 TEST(DecodePartition, BenchmarkShapes) {
     EXPECT_EQ(decode_partition_size(1, 1024), 64);
     EXPECT_EQ(decode_partition_size(1, 4096), 128);
-    EXPECT_EQ(decode_partition_size(16, 4096), 1024);
+    EXPECT_EQ(decode_partition_size(16, 4096), 2048);
     EXPECT_EQ(decode_partition_size(1, 32768), 1024);
-    EXPECT_EQ(decode_partition_size(16, 32768), 1024);
-    EXPECT_EQ(decode_partition_size(64, 8192), 1024);
-    EXPECT_EQ(decode_partition_size(8, 131072), 1024);
+    EXPECT_EQ(decode_partition_size(16, 32768), 2048);
+    EXPECT_EQ(decode_partition_size(64, 8192), 2048);
+    EXPECT_EQ(decode_partition_size(8, 131072), 2048);
 }
 
 TEST(DecodePartition, SmallLaunchesTakeTheShortest) {
@@ -37,8 +37,8 @@ TEST(DecodePartition, FlipsWhereTheBatchHas32Partitions) {
     EXPECT_EQ(decode_partition_size(2, 1024), 64);    // 2 x 8 of 128 is not enough
     EXPECT_EQ(decode_partition_size(2, 2048), 128);   // 2 x 16 of 128 is
     EXPECT_EQ(decode_partition_size(31, 1024), 512);  // 31 x 1 of 1024 is not enough
-    EXPECT_EQ(decode_partition_size(32, 1024), 1024);
-    EXPECT_EQ(decode_partition_size(32, 1), 1024);   // any size >= kv_len splits alike
+    EXPECT_EQ(decode_partition_size(32, 1024), 2048);
+    EXPECT_EQ(decode_partition_size(32, 1), 2048);   // any size >= kv_len splits alike
     EXPECT_EQ(decode_partition_size(8, 1100), 512);  // 8 x 4 of 512 over 2048
     EXPECT_EQ(decode_partition_size(16, 1024), 512);
 }
@@ -66,7 +66,8 @@ TEST(DecodePartition, GrowsWithSequencesAndLength) {
     for (int32_t seqs = 1; seqs <= 300; seqs += 7) {
         for (int32_t len = 0; len <= 140000; len += 997) {
             const int32_t size = decode_partition_size(seqs, len);
-            ASSERT_TRUE(size == 64 || size == 128 || size == 256 || size == 512 || size == 1024)
+            ASSERT_TRUE(size == 64 || size == 128 || size == 256 || size == 512 || size == 1024 ||
+                        size == 2048)
                 << seqs << " x " << len;
             EXPECT_LE(size, decode_partition_size(seqs + 1, len)) << seqs << " x " << len;
             EXPECT_LE(size, decode_partition_size(seqs, len + 997)) << seqs << " x " << len;
@@ -105,7 +106,7 @@ TEST(DecodePartition, MaxRowsBoundsEveryLaunchUpToTheLimits) {
         }
     }
     // Tight where the largest partitions rule: 256 sequences of 128K keys.
-    EXPECT_EQ(decode_max_partition_rows(256, 131072), 256 * 128);
+    EXPECT_EQ(decode_max_partition_rows(256, 131072), 256 * 64);  // 2048-key partitions
     EXPECT_EQ(decode_max_partition_rows(1, 100), 2 * kDecodeMinPartsPerHead);
 }
 
