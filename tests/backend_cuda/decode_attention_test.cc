@@ -305,11 +305,11 @@ TEST(DecodeAttentionMerge, SecondKernelUnlessTheLastBlockIsAskedAndItsPartialsFi
     EXPECT_EQ(merge(1, 1100, 32, 128, kAuto), kSecond);
     EXPECT_EQ(merge(16, 32768, 32, 128, kAuto), kSecond);
     EXPECT_EQ(merge(1, 1100, 32, 128, kLast), kLast);      // 18 x 4 rows of 528 B fit
-    EXPECT_EQ(merge(16, 32768, 32, 128, kLast), kLast);    // ... whose 32 x 4 rows fit
-    EXPECT_EQ(merge(1, 131072, 32, 128, kLast), kSecond);  // 128 x 4 rows (270 KB) do not
+    EXPECT_EQ(merge(16, 32768, 32, 128, kLast), kLast);    // ... whose 16 x 4 rows fit
+    EXPECT_EQ(merge(1, 131072, 32, 128, kLast), kSecond);  // 64 x 4 rows (135 KB) do not
     EXPECT_EQ(merge(1, 32768, 64, 128, kLast), kLast);     // 2 rounds of 32 x 4 rows
-    EXPECT_EQ(merge(1, 32768, 32, 64, kLast), kLast);      // 32 x 4 rows of 272 B fit 48 KB
-    EXPECT_EQ(merge(1, 65536, 32, 64, kLast), kSecond);    // 64 x 4 do not
+    EXPECT_EQ(merge(1, 65536, 32, 64, kLast), kLast);      // 32 x 4 rows of 272 B fit 48 KB
+    EXPECT_EQ(merge(1, 131072, 32, 64, kLast), kSecond);   // 64 x 4 do not
     EXPECT_EQ(merge(1, 1100, 32, 128, kSecond), kSecond);
 }
 
