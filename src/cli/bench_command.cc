@@ -207,6 +207,10 @@ struct WindowRun {
     double seconds = 0.0;              // of the timed steps, wall clock around Engine::step()
     int64_t tokens = 0;                // decoded in the timed steps
     double mean_context_tokens = 0.0;  // tokens one request's attention reads in a timed step
+    // Of `seconds`: in the runner's execute() and waiting for tokens sampled on the backend
+    // (EngineStats); the rest is the engine's host work between them.
+    double execute_seconds = 0.0;
+    double sample_seconds = 0.0;
 };
 
 // Queues every prompt, greedy, EOS ignored; context[i] counts request i's prompt and sampled
@@ -257,12 +261,16 @@ Expected<WindowRun> run_window(Engine& engine, const std::vector<std::vector<int
     WindowRun run;
     const auto start = Clock::now();
     Clock::time_point window_start;
+    EngineStats window_first;
     while (engine.has_work()) {
         const EngineStats before = engine.stats();
         const bool filled = before.prefill_tokens - first.prefill_tokens >= num_prompt_tokens;
         const bool timed =
             filled && num_full_steps >= window.num_warmup_steps && num_full_steps < window_end;
-        if (timed && num_full_steps == window.num_warmup_steps) window_start = Clock::now();
+        if (timed && num_full_steps == window.num_warmup_steps) {
+            window_start = Clock::now();
+            window_first = engine.stats();
+        }
         if (timed) context_read += std::accumulate(context.begin(), context.end(), int64_t{0});
         engine.step();
         for (const RequestOutput& o : engine.take_finished()) {
@@ -281,6 +289,8 @@ Expected<WindowRun> run_window(Engine& engine, const std::vector<std::vector<int
         }
         if (++num_full_steps == window_end) {
             run.seconds = std::chrono::duration<double>(Clock::now() - window_start).count();
+            run.execute_seconds = after.decode_seconds - window_first.decode_seconds;
+            run.sample_seconds = after.backend_sample_seconds - window_first.backend_sample_seconds;
             // The paper protocol's 2048 output tokens need not all be decoded once the window
             // is timed: the rest would take minutes at 32K contexts and measure nothing.
             for (const RequestId id : ids) engine.abort(id);
@@ -305,30 +315,41 @@ int run_decode_window(const BenchFlags& flags, Engine& engine, DecodeWindow wind
     if (!result.ok()) return report_error(result.status());
     const WindowRun& r = result.value();
     const double tps = static_cast<double>(r.tokens) / r.seconds;
-    const double step_ms = r.seconds / window.num_steps * 1e3;
+    const auto per_step_ms = [&](double seconds) { return seconds / window.num_steps * 1e3; };
+    const double step_ms = per_step_ms(r.seconds);
     if (flags.output == "json") {
-        fmt::print("{}\n", nlohmann::json{{"num_prompts", flags.num_prompts},
-                                          {"prompt_tokens", flags.prompt_tokens},
-                                          {"gen_tokens", flags.gen_tokens},
-                                          {"kv_capacity_tokens", engine.kv_capacity_tokens()},
-                                          {"batched", throughput_json(r.whole)},
-                                          {"window",
-                                           {{"warmup_steps", window.num_warmup_steps},
-                                            {"steps", window.num_steps},
-                                            {"seconds", r.seconds},
-                                            {"decode_tps", tps},
-                                            {"step_ms", step_ms},
-                                            {"mean_context_tokens", r.mean_context_tokens}}}}
-                               .dump(2));
+        fmt::print("{}\n",
+                   nlohmann::json{
+                       {"num_prompts", flags.num_prompts},
+                       {"prompt_tokens", flags.prompt_tokens},
+                       {"gen_tokens", flags.gen_tokens},
+                       {"kv_capacity_tokens", engine.kv_capacity_tokens()},
+                       {"batched", throughput_json(r.whole)},
+                       {"window",
+                        {{"warmup_steps", window.num_warmup_steps},
+                         {"steps", window.num_steps},
+                         {"seconds", r.seconds},
+                         {"decode_tps", tps},
+                         {"step_ms", step_ms},
+                         {"execute_ms", per_step_ms(r.execute_seconds)},
+                         {"sample_ms", per_step_ms(r.sample_seconds)},
+                         {"host_ms", per_step_ms(r.seconds - r.execute_seconds - r.sample_seconds)},
+                         {"mean_context_tokens", r.mean_context_tokens}}}}
+                       .dump(2));
         return 0;
     }
     fmt::print(
-        "| requests | window steps | seconds | step ms | decode tok/s | mean context | "
-        "whole-run decode tok/s |\n| --- | --- | ---: | ---: | ---: | ---: | ---: |\n");
-    fmt::print("| {} x ({} + {}) | {} after {} | {:.3f} | {:.3f} | {:.1f} | {:.0f} | {:.1f} |\n",
-               flags.num_prompts, flags.prompt_tokens, flags.gen_tokens, window.num_steps,
-               window.num_warmup_steps, r.seconds, step_ms, tps, r.mean_context_tokens,
-               r.whole.decode_tps());
+        "| requests | window steps | seconds | step ms | execute / sample / host ms | "
+        "decode tok/s | mean context | whole-run decode tok/s |\n"
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+    fmt::print(
+        "| {} x ({} + {}) | {} after {} | {:.3f} | {:.3f} | {:.3f} / {:.3f} / {:.3f} | {:.1f} | "
+        "{:.0f} | {:.1f} |\n",
+        flags.num_prompts, flags.prompt_tokens, flags.gen_tokens, window.num_steps,
+        window.num_warmup_steps, r.seconds, step_ms, per_step_ms(r.execute_seconds),
+        per_step_ms(r.sample_seconds),
+        per_step_ms(r.seconds - r.execute_seconds - r.sample_seconds), tps, r.mean_context_tokens,
+        r.whole.decode_tps());
     return 0;
 }
 

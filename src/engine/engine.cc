@@ -167,7 +167,10 @@ void Engine::after_forward(const ScheduledStep& step, StepLogits& out, double se
         }
     }
     if (out.on_backend) {
+        const auto sample_start = Clock::now();
         const Status sampled = runner_->sample_on_backend(out, sampled_tokens_);
+        stats_.backend_sample_seconds +=
+            std::chrono::duration<double>(Clock::now() - sample_start).count();
         // The logits and the device are beyond use if the backend cannot sample them.
         SE_CHECK(sampled.ok(), "sampling on the %s backend: %s", device_name().data(),
                  sampled.to_string().c_str());

@@ -52,6 +52,13 @@ TEST(BenchCliTest, DecodeWindowTimesTheStepsAfterWarmup) {
     EXPECT_EQ(w["steps"], 5);
     EXPECT_DOUBLE_EQ(w["mean_context_tokens"].get<double>(), 13.0);
     EXPECT_GT(w["decode_tps"].get<double>(), 0.0);
+    // The step's parts: the forward pass runs inside execute on the CPU; the timers nest inside
+    // the window's wall clock, so the host's share is never negative.
+    EXPECT_GT(w["execute_ms"].get<double>(), 0.0);
+    EXPECT_GE(w["sample_ms"].get<double>(), 0.0);
+    EXPECT_GE(w["host_ms"].get<double>(), 0.0);
+    EXPECT_LE(w["execute_ms"].get<double>() + w["sample_ms"].get<double>(),
+              w["step_ms"].get<double>());
     EXPECT_GT(out["kv_capacity_tokens"].get<int64_t>(), 0);
     EXPECT_FALSE(out.contains("sequential")) << out;
 }
