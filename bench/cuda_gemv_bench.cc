@@ -150,7 +150,9 @@ Expected<Buffers> make_buffers(const Shape& s, const DeviceBuffer& pattern) {
     return b;
 }
 
-Expected<double> time_gemv(const Shape& s, const Buffers& b, int32_t m, const Options& o) {
+// Launched as CudaOps launches them: spaced where they have few tiles (gemv_occupancy.h).
+Expected<double> time_gemv(const Shape& s, const Buffers& b, int32_t m, const GemvDevice& device,
+                           const Options& o) {
     std::vector<GemvParams> params;
     for (const auto& weights : b.w) {
         GemvParams p{.x = b.x.as<bf16>(),
@@ -159,7 +161,8 @@ Expected<double> time_gemv(const Shape& s, const Buffers& b, int32_t m, const Op
                      .k = s.k,
                      .segments = {},
                      .num_segments = static_cast<int32_t>(s.n.size()),
-                     .epilogue = s.epilogue};
+                     .epilogue = s.epilogue,
+                     .device = &device};
         for (size_t i = 0; i < s.n.size(); ++i) {
             p.segments[i] = {.w = weights[i].as<bf16>(),
                              .y = b.y[i].data(),
@@ -232,6 +235,7 @@ Status run(const Options& o) {
     SE_ASSIGN_OR_RETURN(const double copy_rate, copy_bytes_per_s(o));
     SE_ASSIGN_OR_RETURN(DeviceBuffer pattern, make_pattern());
     SE_ASSIGN_OR_RETURN(Gemm gemm, Gemm::create());
+    SE_ASSIGN_OR_RETURN(const GemvDevice device, gemv_device());
     const std::vector<Shape> shapes = {
         {"qkv", 4096, {4096, 1024, 1024}, DType::kBF16},
         {"o", 4096, {4096}, DType::kBF16},
@@ -245,7 +249,7 @@ Status run(const Options& o) {
         for (const int32_t m : {1, 2, 4, 8, 16}) {
             double ours_ms = 0.0;
             if (m <= kGemvMaxRows) {
-                SE_ASSIGN_OR_RETURN(ours_ms, time_gemv(s, b, m, o));
+                SE_ASSIGN_OR_RETURN(ours_ms, time_gemv(s, b, m, device, o));
             }
             SE_ASSIGN_OR_RETURN(const double lt_ms, time_cublaslt(s, b, m, gemm, o));
             print_row(s, m, ours_ms, lt_ms, copy_rate, o);

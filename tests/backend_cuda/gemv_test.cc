@@ -276,6 +276,23 @@ TEST(GemvSegments, RepeatedRunsGiveTheSameBits) {
     }
 }
 
+// Spacing (gemv_occupancy.h) changes where CTAs run, never what they compute: a launch of two
+// waves at most (256 tiles, as the o and down projections), spaced and not, gives the same bits,
+// and the spaced one matches the reference. The device's numbers are read as CudaOps reads them.
+TEST(GemvSegments, SpacedLaunchGivesTheSameBits) {
+    const GemvDevice device = testing::must(gemv_device());
+    const Problem p = make_problem(3, 4096, /*strided_x=*/false, {{.n = 4096}});
+    const DeviceProblem spaced = upload_problem(p);
+    const DeviceProblem plain = upload_problem(p);
+    GemvParams spaced_params = params_of(p, spaced);
+    spaced_params.device = &device;
+    testing::must_ok(gemv(spaced_params, nullptr));
+    testing::must_ok(gemv(params_of(p, plain), nullptr));
+    expect_segment_matches(p, 0, spaced.y[0]);
+    const size_t bytes = spaced.y[0].size_bytes();
+    EXPECT_TRUE(download<uint8_t>(spaced.y[0], bytes) == download<uint8_t>(plain.y[0], bytes));
+}
+
 class GemvArgsTest : public ::testing::Test {
   protected:
     // A valid call of two segments; each test breaks one thing.

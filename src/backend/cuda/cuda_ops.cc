@@ -51,6 +51,7 @@ Expected<std::unique_ptr<CudaOps>> CudaOps::create(const CudaOpsOptions& options
     SE_ASSIGN_OR_RETURN(StepStaging staging, StepStaging::create(staging_bytes(options)));
     std::unique_ptr<CudaOps> ops(
         new CudaOps(options, std::move(stream), std::move(gemm), std::move(staging)));
+    SE_ASSIGN_OR_RETURN(ops->gemv_device_, gemv_device());
     // The decode workspace of the largest step, so that no decode step allocates, and decode
     // attention's merge counters for as many (sequence, KV head) pairs (num_heads bounds the KV
     // heads), zeroed here once: every launch leaves them zero (decode_attention.h).
@@ -238,7 +239,8 @@ void CudaOps::run_gemv(const ConstTensorView& x, std::span<const ConstTensorView
                  .k = x.cols,
                  .segments = {},
                  .num_segments = static_cast<int32_t>(ws.size()),
-                 .epilogue = epilogue};
+                 .epilogue = epilogue,
+                 .device = &gemv_device_};
     for (size_t i = 0; i < ws.size(); ++i) {
         p.segments[i] = {.w = bf16_data(ws[i], "matmul weight"),
                          .y = ys[i].data,

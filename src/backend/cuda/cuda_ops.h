@@ -163,6 +163,7 @@ class CudaOps final : public Ops {
     CudaOpsOptions options_;
     CudaStream stream_;
     Gemm gemm_;
+    GemvDevice gemv_device_;  // read once by create(), for every GEMV launch
     StepStaging staging_;
     // metadata() of the current step: the read it was built for and its staging generation.
     const PagedSeq* meta_key_ = nullptr;

@@ -330,48 +330,57 @@ Status check_params(const GemvParams& p) {
 }
 
 // The dynamic shared memory (never used: it only spaces the CTAs) that keeps a launch of few
-// tiles even over the SMs (gemv_occupancy.h); 0 for a launch of many. Only launches of up to 8
-// rows of x are spaced: at 9..16 rows (two B operands) spacing measured slower (H200, 2026-12-01:
-// down 33.4 -> 36.5 us and o 11.6 -> 12.5 us at m = 16, batch-16 decode steps 7.19 -> 7.68 ms),
-// against down 39.4 -> 31.0 us and o 13.3 -> 11.1 us at m = 1 and batch-1 steps 4.45 -> 4.37 ms.
-// (Pinning the GEMV's preferred shared-memory carveout as well made batch-1 steps slower still:
-// 4.78 ms at 50%, 5.56 ms at 100%.)
-Expected<int64_t> spacing_smem(int64_t num_tiles, int halves) {
-    if (halves > 1) return int64_t{0};
-    int device = 0;
-    SE_CUDA_RETURN_IF_ERROR(cudaGetDevice(&device));
-    int sms = 0;
-    int per_sm = 0;
-    int reserved = 0;
-    int optin = 0;
-    SE_CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    SE_CUDA_RETURN_IF_ERROR(
-        cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device));
-    SE_CUDA_RETURN_IF_ERROR(
-        cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, device));
-    SE_CUDA_RETURN_IF_ERROR(
-        cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-    const int64_t cap = gemv_ctas_per_sm_cap(num_tiles, sms, kMaxCappedWaves);
-    return gemv_dynamic_smem(
-        cap, partial_bytes(halves),
-        {.per_sm = per_sm, .reserved_per_cta = reserved, .max_per_cta = optin});
+// tiles even over the SMs (gemv_occupancy.h); 0 for a launch of many, or without a device. Only
+// launches of up to 8 rows of x are spaced: at 9..16 rows (two B operands) spacing measured
+// slower (H200, 2026-12-01: down 33.4 -> 36.5 us and o 11.6 -> 12.5 us at m = 16, batch-16 decode
+// steps 7.19 -> 7.68 ms), against down 39.4 -> 31.0 us and o 13.3 -> 11.1 us at m = 1 and batch-1
+// steps 4.45 -> 4.37 ms. (Pinning the GEMV's preferred shared-memory carveout as well made
+// batch-1 steps slower still: 4.78 ms at 50%, 5.56 ms at 100%.)
+int64_t spacing_smem(int64_t num_tiles, int halves, const GemvDevice* device) {
+    if (halves > 1 || device == nullptr) return 0;
+    const int64_t cap = gemv_ctas_per_sm_cap(num_tiles, device->num_sms, kMaxCappedWaves);
+    return gemv_dynamic_smem(cap, partial_bytes(halves), device->smem);
+}
+
+template <int kHalves, GemvEpilogue kEpilogue>
+Status allow_spacing(const SmSharedMemory& smem) {
+    const int64_t most = smem.max_per_cta - partial_bytes(kHalves);
+    return cuda_status(
+        cudaFuncSetAttribute(gemv_kernel<kHalves, kEpilogue>,
+                             cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(most)),
+        kName);
 }
 
 template <int kHalves, GemvEpilogue kEpilogue>
 Status launch(const GemvParams& p, const SegmentTiles& tiles, int64_t num_tiles,
               cudaStream_t stream) {
-    SE_ASSIGN_OR_RETURN(const int64_t smem, spacing_smem(num_tiles, kHalves));
-    const auto kernel = gemv_kernel<kHalves, kEpilogue>;
-    if (smem > 0) {
-        SE_CUDA_RETURN_IF_ERROR(cudaFuncSetAttribute(
-            kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
-    }
-    return cuda_status(launch_pdl(kernel, dim3(static_cast<unsigned>(num_tiles)), dim3(kThreads),
-                                  static_cast<size_t>(smem), stream, p, tiles),
-                       kName);
+    const int64_t smem = spacing_smem(num_tiles, kHalves, p.device);
+    return cuda_status(
+        launch_pdl(gemv_kernel<kHalves, kEpilogue>, dim3(static_cast<unsigned>(num_tiles)),
+                   dim3(kThreads), static_cast<size_t>(smem), stream, p, tiles),
+        kName);
 }
 
 }  // namespace
+
+Expected<GemvDevice> gemv_device() {
+    int device = 0;
+    SE_CUDA_RETURN_IF_ERROR(cudaGetDevice(&device));
+    const auto attribute = [device](cudaDeviceAttr what) -> Expected<int64_t> {
+        int value = 0;
+        SE_CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&value, what, device));
+        return int64_t{value};
+    };
+    GemvDevice d;
+    SE_ASSIGN_OR_RETURN(d.num_sms, attribute(cudaDevAttrMultiProcessorCount));
+    SE_ASSIGN_OR_RETURN(d.smem.per_sm, attribute(cudaDevAttrMaxSharedMemoryPerMultiprocessor));
+    SE_ASSIGN_OR_RETURN(d.smem.reserved_per_cta,
+                        attribute(cudaDevAttrReservedSharedMemoryPerBlock));
+    SE_ASSIGN_OR_RETURN(d.smem.max_per_cta, attribute(cudaDevAttrMaxSharedMemoryPerBlockOptin));
+    SE_RETURN_IF_ERROR((allow_spacing<1, GemvEpilogue::kStore>(d.smem)));
+    SE_RETURN_IF_ERROR((allow_spacing<1, GemvEpilogue::kSiluMul>(d.smem)));
+    return d;
+}
 
 Status gemv(const GemvParams& p, cudaStream_t stream) {
     SE_RETURN_IF_ERROR(check_params(p));

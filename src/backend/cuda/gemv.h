@@ -12,7 +12,9 @@
 #include <cstdint>
 
 #include "backend/cuda/activations.h"
+#include "backend/cuda/gemv_occupancy.h"
 #include "core/dtype.h"
+#include "core/expected.h"
 #include "core/status.h"
 
 namespace se::cuda {
@@ -35,6 +37,17 @@ struct GemvSegment {
 // be (segments[1].y is not written).
 enum class GemvEpilogue { kStore, kSiluMul };
 
+// What a GEMV launch needs to know of its device to space a launch of few tiles over the SMs
+// (gemv_occupancy.h). Read once, at start-up, by gemv_device().
+struct GemvDevice {
+    int64_t num_sms = 0;
+    SmSharedMemory smem;
+};
+
+// The current device's numbers. Also raises every GEMV kernel's dynamic shared-memory limit to
+// what spacing can ask for (once per device), so that no launch has to.
+Expected<GemvDevice> gemv_device();
+
 struct GemvParams {
     const bf16* x = nullptr;                 // bf16 [m, ldx], k used
     int64_t ldx = 0;                         // elements between rows of x: >= k, a multiple of 8
@@ -43,6 +56,7 @@ struct GemvParams {
     GemvSegment segments[kGemvMaxSegments];  // the first num_segments are used
     int32_t num_segments = 0;                // 1..kGemvMaxSegments (2 for kSiluMul)
     GemvEpilogue epilogue = GemvEpilogue::kStore;
+    const GemvDevice* device = nullptr;  // from gemv_device(); null: launches are not spaced
 };
 
 // Enqueues y_s = x · w_s^T for every used segment on `stream` (or the kSiluMul product), as a

@@ -8,7 +8,8 @@
 // enough shared memory that no more than ceil(tiles / SMs) fit on one SM makes every placement
 // even: with c per SM at most, 256 tiles on 132 SMs leave at most 8 SMs with fewer than c = 2.
 //
-// The arithmetic is plain C++ so that the host tests check it; gemv() reads the device's numbers.
+// The arithmetic is plain C++ so that the host tests check it; gemv_device() reads the device's
+// numbers once, at start-up.
 #pragma once
 
 #include <cstdint>
