@@ -512,27 +512,26 @@ const CudaOps::SeqMetadata& CudaOps::metadata(const PagedKvRead& kv) {
     return meta_;
 }
 
+void CudaOps::grow_decode_buffer(DeviceBuffer& buffer, size_t bytes, bool zeroed,
+                                 const char* what) {
+    if (buffer.size_bytes() >= bytes) return;
+    check_eager(what);
+    // Kernels queued earlier may still read the old buffer, and graphs hold its address.
+    must(stream_.synchronize());
+    invalidate_graphs();
+    buffer = must(zeroed ? allocate_zeroed(bytes) : DeviceBuffer::allocate(bytes));
+}
+
 float* CudaOps::decode_workspace(int64_t floats) {
-    const auto bytes = static_cast<size_t>(floats) * sizeof(float);
-    if (decode_workspace_.size_bytes() < bytes) {
-        check_eager("growing the decode workspace");
-        // Kernels queued earlier may still read the old workspace, and graphs hold its address.
-        must(stream_.synchronize());
-        invalidate_graphs();
-        decode_workspace_ = must(DeviceBuffer::allocate(bytes));
-    }
+    grow_decode_buffer(decode_workspace_, static_cast<size_t>(floats) * sizeof(float),
+                       /*zeroed=*/false, "growing the decode workspace");
     return decode_workspace_.as<float>();
 }
 
 uint32_t* CudaOps::decode_merge_counters(int64_t count) {
-    const auto bytes = static_cast<size_t>(count) * sizeof(uint32_t);
-    if (decode_counters_.size_bytes() < bytes) {
-        check_eager("growing the decode merge counters");
-        // As for the workspace; the new counters start zero like the first ones.
-        must(stream_.synchronize());
-        invalidate_graphs();
-        decode_counters_ = must(allocate_zeroed(bytes));
-    }
+    // The new counters start zero like the first ones.
+    grow_decode_buffer(decode_counters_, static_cast<size_t>(count) * sizeof(uint32_t),
+                       /*zeroed=*/true, "growing the decode merge counters");
     return decode_counters_.as<uint32_t>();
 }
 

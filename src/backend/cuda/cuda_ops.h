@@ -139,6 +139,8 @@ class CudaOps final : public Ops {
                   std::span<const TensorView> ys, GemvEpilogue epilogue);
     // Device memory zeroed on the stream, the zeros in place when this returns.
     Expected<DeviceBuffer> allocate_zeroed(size_t bytes);
+    // buffer, grown to `bytes` (zeroed or not) outside graph steps, once nothing reads it.
+    void grow_decode_buffer(DeviceBuffer& buffer, size_t bytes, bool zeroed, const char* what);
     float* decode_workspace(int64_t floats);
     // decode_attention's merge counters for `count` (sequence, KV head) pairs, all zero between
     // launches (each launch leaves them so): allocated at start-up, grown only outside graphs.

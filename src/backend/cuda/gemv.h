@@ -56,7 +56,7 @@ struct GemvParams {
     GemvSegment segments[kGemvMaxSegments];  // the first num_segments are used
     int32_t num_segments = 0;                // 1..kGemvMaxSegments (2 for kSiluMul)
     GemvEpilogue epilogue = GemvEpilogue::kStore;
-    const GemvDevice* device = nullptr;  // from gemv_device(); null: launches are not spaced
+    const GemvDevice* device = nullptr;  // from gemv_device(), read on the host; null: not spaced
 };
 
 // Enqueues y_s = x · w_s^T for every used segment on `stream` (or the kSiluMul product), as a
