@@ -276,21 +276,26 @@ TEST(GemvSegments, RepeatedRunsGiveTheSameBits) {
     }
 }
 
-// Spacing (gemv_occupancy.h) changes where CTAs run, never what they compute: a launch of two
-// waves at most (256 tiles, as the o and down projections), spaced and not, gives the same bits,
-// and the spaced one matches the reference. The device's numbers are read as CudaOps reads them.
-TEST(GemvSegments, SpacedLaunchGivesTheSameBits) {
+// The device's numbers change where CTAs run and how many one SM holds, never what they compute:
+// a launch of two waves at most (256 tiles, as the o and down projections) with them (spaced at
+// m <= 8, the kernel built for 2 CTAs per SM at m = 9..16) and without (neither) gives the same
+// bits, and the one with them matches the reference. The device's numbers are read as CudaOps
+// reads them.
+TEST(GemvSegments, LaunchWithTheDeviceGivesTheSameBits) {
     const GemvDevice device = testing::must(gemv_device());
-    const Problem p = make_problem(3, 4096, /*strided_x=*/false, {{.n = 4096}});
-    const DeviceProblem spaced = upload_problem(p);
-    const DeviceProblem plain = upload_problem(p);
-    GemvParams spaced_params = params_of(p, spaced);
-    spaced_params.device = &device;
-    testing::must_ok(gemv(spaced_params, nullptr));
-    testing::must_ok(gemv(params_of(p, plain), nullptr));
-    expect_segment_matches(p, 0, spaced.y[0]);
-    const size_t bytes = spaced.y[0].size_bytes();
-    EXPECT_TRUE(download<uint8_t>(spaced.y[0], bytes) == download<uint8_t>(plain.y[0], bytes));
+    for (const int32_t m : {3, 13, 16}) {
+        SCOPED_TRACE("m = " + std::to_string(m));
+        const Problem p = make_problem(m, 4096, /*strided_x=*/false, {{.n = 4096}});
+        const DeviceProblem with = upload_problem(p);
+        const DeviceProblem without = upload_problem(p);
+        GemvParams with_params = params_of(p, with);
+        with_params.device = &device;
+        testing::must_ok(gemv(with_params, nullptr));
+        testing::must_ok(gemv(params_of(p, without), nullptr));
+        expect_segment_matches(p, 0, with.y[0]);
+        const size_t bytes = with.y[0].size_bytes();
+        EXPECT_TRUE(download<uint8_t>(with.y[0], bytes) == download<uint8_t>(without.y[0], bytes));
+    }
 }
 
 class GemvArgsTest : public ::testing::Test {

@@ -26,11 +26,14 @@
 // L1, where the CTAs of one SM sweeping k together share it; the weight bypasses L1.
 //
 // Launched as a programmatic dependent launch (pdl.cuh): a CTA's start-up and address arithmetic
-// overlap the previous kernel's end. Asking L2 for the first rounds' weights before pdl_wait()
-// was measured and made every shape slower (H200, 2026-12-01: gate|up 57 -> 69 us, down 39 -> 41,
-// LM head 249 -> 287 at m = 1 with per-lane L2 prefetches of two rounds; bulk prefetches of 4 or
-// 16 KB per row lost too; batch-1 decode steps 4.53 -> 4.92-5.77 ms), so the weights stream only
-// on demand.
+// overlap the previous kernel's end. At up to 8 rows of x the first round of weight loads does
+// too: it goes into the registers the first MMAs read (no extra traffic), and every later round
+// is issued after the MMAs of the round before (H200, 2026-12-01, m = 1: o 11.2 -> 10.4 us, down
+// 31.1 -> 29.4, q|k|v 14.4 -> 14.0; batch-1 decode steps 4.42 / 4.39 -> 4.33 / 4.34 ms). At 9..16
+// rows the same loop was slower (gate|up + SiLU 61.4 -> 67.7 us, batch-16 steps 7.19 -> 7.62
+// ms), so those load each round before its MMAs. Asking L2 for the first rounds' weights instead
+// (prefetches, no registers) made every shape slower (gate|up 57 -> 69 us, down 39 -> 41, LM head
+// 249 -> 287 at m = 1; batch-1 steps 4.53 -> 4.92-5.77 ms).
 //
 // A launch of at most two waves and up to 8 rows of x (o and down of an 8B model at batch 1: 256
 // tiles) asks for shared memory it never uses, so that no SM holds more than ceil(tiles / SMs) of
@@ -193,8 +196,16 @@ __device__ __forceinline__ void store_tile(const float (&acc)[kHalves][4], const
 
 // kHalves = 1: up to 8 rows of x; 2: up to 16, the second half a second B operand of the same
 // weight fragments (the weight still streams once).
-template <int kHalves, GemvEpilogue kEpilogue>
-__global__ void __launch_bounds__(kThreads, 4 - kHalves)
+//
+// kMinCtas: the CTAs per SM the registers must allow. At 3 ptxas fits both kHalves in 80
+// registers without spills, which keeps 96 KB of weight loads in flight per SM. A launch of
+// kHalves = 2 that fits in two CTAs per SM (o and down at m = 16: 256 tiles) is built for 2
+// instead (108 registers): at 3 its CTAs pile unevenly into the slots that free first (H200,
+// 2026-12-01, m = 16: down 33.4 -> 40.8 us, o 11.6 -> 14.2), and spacing them (below) costs the
+// L1 that 16 rows of x need, while the launches of more tiles gain from 3 (q|k|v 17.2 -> 15.5 us,
+// gate|up + SiLU 63.1 -> 61.4; batch-16 steps 7.28 -> 7.19 ms).
+template <int kHalves, int kMinCtas, GemvEpilogue kEpilogue>
+__global__ void __launch_bounds__(kThreads, kMinCtas)
     gemv_kernel(GemvParams p, SegmentTiles tiles) {
     pdl_launch_dependents();
     const int32_t tile = static_cast<int32_t>(blockIdx.x);
@@ -227,6 +238,24 @@ __global__ void __launch_bounds__(kThreads, 4 - kHalves)
     const int num_chunks = static_cast<int>(p.k / kVecElems);  // 16-byte chunks per row
     const int num_quads = (num_chunks + 3) / 4;
 
+    uint4 lo[kUnroll];
+    uint4 hi[kUnroll];
+    // Quad q of the warp's weight rows into lo[u] and hi[u]; past the last quad nothing is read.
+    const auto load_weights = [&](int q, int u) {
+        const bool valid = q * 4 + t < num_chunks;  // also false for q >= num_quads
+        lo[u] = load_streamed(w_lo + q * kQuadElems, valid);
+        hi[u] = load_streamed(w_hi + q * kQuadElems, valid);
+    };
+    // A round is kUnroll quads, kWarps apart; the next round starts kWarps * kUnroll quads on.
+    const auto load_round = [&](int q0) {
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) load_weights(q0 + u * kWarps, u);
+    };
+    // Whether the weight loads run a round ahead of the MMAs (see the top of the file).
+    constexpr bool kLoadAhead = kHalves == 1;
+    // The weights are no kernel's output: the first round streams while the previous one ends.
+    if constexpr (kLoadAhead) load_round(warp);
+
     pdl_wait();  // x is the previous kernel's output
 
     bool has_x[kHalves];
@@ -238,19 +267,15 @@ __global__ void __launch_bounds__(kThreads, 4 - kHalves)
     }
     float acc[kHalves][4] = {};
     for (int q0 = warp; q0 < num_quads; q0 += kWarps * kUnroll) {
-        uint4 lo[kUnroll];
-        uint4 hi[kUnroll];
         uint4 xv[kHalves][kUnroll];
 #pragma unroll
         for (int u = 0; u < kUnroll; ++u) {
             const int q = q0 + u * kWarps;
-            const bool valid = q * 4 + t < num_chunks;  // also false for q >= num_quads
-            const int off = q * kQuadElems;
-            lo[u] = load_streamed(w_lo + off, valid);
-            hi[u] = load_streamed(w_hi + off, valid);
+            if constexpr (!kLoadAhead) load_weights(q, u);
+            const bool valid = q * 4 + t < num_chunks;
 #pragma unroll
             for (int h = 0; h < kHalves; ++h)
-                xv[h][u] = load_cached(x_row[h] + off, valid && has_x[h]);
+                xv[h][u] = load_cached(x_row[h] + q * kQuadElems, valid && has_x[h]);
         }
 #pragma unroll
         for (int u = 0; u < kUnroll; ++u) {
@@ -262,6 +287,7 @@ __global__ void __launch_bounds__(kThreads, 4 - kHalves)
                                xv[h][u].w);
             }
         }
+        if constexpr (kLoadAhead) load_round(q0 + kWarps * kUnroll);
     }
     store_tile<kHalves, kEpilogue>(acc, s, row0, p.m);
 }
@@ -342,23 +368,34 @@ int64_t spacing_smem(int64_t num_tiles, int halves, const GemvDevice* device) {
     return gemv_dynamic_smem(cap, partial_bytes(halves), device->smem);
 }
 
-template <int kHalves, GemvEpilogue kEpilogue>
+template <GemvEpilogue kEpilogue>
 Status allow_spacing(const SmSharedMemory& smem) {
-    const int64_t most = smem.max_per_cta - partial_bytes(kHalves);
+    const int64_t most = smem.max_per_cta - partial_bytes(1);
     return cuda_status(
-        cudaFuncSetAttribute(gemv_kernel<kHalves, kEpilogue>,
+        cudaFuncSetAttribute(gemv_kernel<1, 3, kEpilogue>,
                              cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(most)),
         kName);
 }
 
-template <int kHalves, GemvEpilogue kEpilogue>
+template <int kHalves, int kMinCtas, GemvEpilogue kEpilogue>
 Status launch(const GemvParams& p, const SegmentTiles& tiles, int64_t num_tiles,
               cudaStream_t stream) {
     const int64_t smem = spacing_smem(num_tiles, kHalves, p.device);
-    return cuda_status(
-        launch_pdl(gemv_kernel<kHalves, kEpilogue>, dim3(static_cast<unsigned>(num_tiles)),
-                   dim3(kThreads), static_cast<size_t>(smem), stream, p, tiles),
-        kName);
+    return cuda_status(launch_pdl(gemv_kernel<kHalves, kMinCtas, kEpilogue>,
+                                  dim3(static_cast<unsigned>(num_tiles)), dim3(kThreads),
+                                  static_cast<size_t>(smem), stream, p, tiles),
+                       kName);
+}
+
+// The kernel for p.m rows and num_tiles tiles (kMinCtas above; without a device, 3).
+template <GemvEpilogue kEpilogue>
+Status launch_for(const GemvParams& p, const SegmentTiles& tiles, int64_t num_tiles,
+                  cudaStream_t stream) {
+    if (p.m <= 8) return launch<1, 3, kEpilogue>(p, tiles, num_tiles, stream);
+    if (p.device != nullptr && num_tiles <= 2 * p.device->num_sms) {
+        return launch<2, 2, kEpilogue>(p, tiles, num_tiles, stream);
+    }
+    return launch<2, 3, kEpilogue>(p, tiles, num_tiles, stream);
 }
 
 }  // namespace
@@ -377,8 +414,8 @@ Expected<GemvDevice> gemv_device() {
     SE_ASSIGN_OR_RETURN(d.smem.reserved_per_cta,
                         attribute(cudaDevAttrReservedSharedMemoryPerBlock));
     SE_ASSIGN_OR_RETURN(d.smem.max_per_cta, attribute(cudaDevAttrMaxSharedMemoryPerBlockOptin));
-    SE_RETURN_IF_ERROR((allow_spacing<1, GemvEpilogue::kStore>(d.smem)));
-    SE_RETURN_IF_ERROR((allow_spacing<1, GemvEpilogue::kSiluMul>(d.smem)));
+    SE_RETURN_IF_ERROR(allow_spacing<GemvEpilogue::kStore>(d.smem));
+    SE_RETURN_IF_ERROR(allow_spacing<GemvEpilogue::kSiluMul>(d.smem));
     return d;
 }
 
@@ -401,12 +438,8 @@ Status gemv(const GemvParams& p, cudaStream_t stream) {
         tiles.begin[i] = static_cast<int32_t>(num_tiles);
     }
     if (num_tiles == 0) return Status::ok_status();
-    if (gated) {
-        return p.m <= 8 ? launch<1, GemvEpilogue::kSiluMul>(p, tiles, num_tiles, stream)
-                        : launch<2, GemvEpilogue::kSiluMul>(p, tiles, num_tiles, stream);
-    }
-    return p.m <= 8 ? launch<1, GemvEpilogue::kStore>(p, tiles, num_tiles, stream)
-                    : launch<2, GemvEpilogue::kStore>(p, tiles, num_tiles, stream);
+    return gated ? launch_for<GemvEpilogue::kSiluMul>(p, tiles, num_tiles, stream)
+                 : launch_for<GemvEpilogue::kStore>(p, tiles, num_tiles, stream);
 }
 
 }  // namespace se::cuda
