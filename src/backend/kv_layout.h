@@ -73,4 +73,11 @@ struct KvWrite {
     std::span<const int64_t> slots;  // i64 [num_tokens]
 };
 
+// A layer's K/V rows of a step as a method keeps them when it keeps them as they are: token i's
+// key and value (after RoPE) at write.slots[i] of *cache, and nothing else.
+struct PlainKvStore {
+    KvWrite write;
+    const PagedKvCache* cache = nullptr;
+};
+
 }  // namespace se

@@ -164,6 +164,16 @@ class Ops : public BackendMemory {
         rope(k, positions, args);
     }
 
+    // qk_norm_rope, then store_kv of the rotated k and v (act [n, num_kv_heads * head_dim]):
+    // one kernel where the backend fuses them.
+    virtual void qk_norm_rope_store(TensorView q, TensorView k, const ConstTensorView& v,
+                                    std::span<const int32_t> positions, const RopeArgs& args,
+                                    const QkNorm& norm, const KvWrite& write,
+                                    const PagedKvCache& cache) {
+        qk_norm_rope(q, k, positions, args, norm);
+        store_kv(k, v, write, cache);
+    }
+
     // y act [n, c] = silu(gate act [n, c]) * up act [n, c]; y may alias gate or up.
     virtual void silu_mul(const ConstTensorView& gate, const ConstTensorView& up, TensorView y) = 0;
 

@@ -20,6 +20,9 @@ class ScoringAttention final : public LayerAttention {
                      const ScoringPass& pass, std::span<float> scores)
         : controller_(controller), cache_(cache), pass_(pass), scores_(scores) {}
 
+    std::optional<PlainKvStore> plain_store(int32_t layer) override {
+        return controller_.plain_store(layer);
+    }
     void store(int32_t layer, const ConstTensorView& k, const ConstTensorView& v) override {
         controller_.store(layer, k, v);
     }

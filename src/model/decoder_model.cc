@@ -1,6 +1,7 @@
 #include "model/decoder_model.h"
 
 #include <algorithm>
+#include <optional>
 
 namespace se {
 namespace {
@@ -168,8 +169,13 @@ void DecoderModel::attention_block(int32_t layer, const ForwardBatch& batch,
     const QkNorm norm = config_.qk_norm
                             ? QkNorm{.q = w.q_norm, .k = w.k_norm, .eps = config_.rms_norm_eps}
                             : QkNorm{};
-    ops_.qk_norm_rope(a.q, a.k, batch.positions, rope, norm);
-    attention.store(layer, a.k, a.v);
+    if (const std::optional<PlainKvStore> plain = attention.plain_store(layer)) {
+        ops_.qk_norm_rope_store(a.q, a.k, a.v, batch.positions, rope, norm, plain->write,
+                                *plain->cache);
+    } else {
+        ops_.qk_norm_rope(a.q, a.k, batch.positions, rope, norm);
+        attention.store(layer, a.k, a.v);
+    }
     attention.attend(layer, a.q, a.attn);
     const TensorView out = row_parallel(a.attn, w.o_proj, w.o_bias);
     ops_.add_rms_norm(a.x, out, w.post_norm, config_.rms_norm_eps, a.h);

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -70,6 +71,12 @@ class CacheManager {
     // Required. Writes the step's keys and values for `layer`, row i = the step's token i.
     // k, v: f32 [num_tokens, num_kv_heads * head_dim]
     virtual void store(int32_t layer, const ConstTensorView& k, const ConstTensorView& v) = 0;
+
+    // Optional (default: none). Where `layer`'s keys and values of the step go when store would
+    // do nothing but write row i to one slot of one cache (PlainKvStore); the model then writes
+    // them in the kernel that rotates the keys and store is not called for the layer. A method
+    // that does more when it stores (summaries, per-head lanes) answers none.
+    virtual std::optional<PlainKvStore> plain_store(int32_t layer) const { return std::nullopt; }
 
     // Required. What the kernel reads for `layer` under `selection`; valid until the next view
     // of the layer or prepare_step.

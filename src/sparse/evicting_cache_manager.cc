@@ -125,6 +125,11 @@ void EvictingCacheManager::store(int32_t layer, const ConstTensorView& k,
     }
 }
 
+std::optional<PlainKvStore> EvictingCacheManager::plain_store(int32_t layer) const {
+    if (options_.per_kv_head) return std::nullopt;
+    return PlainKvStore{.write = KvWrite{.slots = slots_[lane(layer)]}, .cache = &kv_.cache()};
+}
+
 AttentionView EvictingCacheManager::view(int32_t layer, const Selection& selection) {
     if (options_.per_kv_head) {
         SE_CHECK(selection.kind == SelectionKind::kFull,

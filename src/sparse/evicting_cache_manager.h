@@ -46,6 +46,8 @@ class EvictingCacheManager final : public CacheManager, private MemoryOracle {
     void publish_prefix(SeqId, const PrefixQuery&) override {}
     Status prepare_step(const StepPlan& plan) override;
     void store(int32_t layer, const ConstTensorView& k, const ConstTensorView& v) override;
+    // The layer's lane when one lane serves every KV head; none with a lane per KV head.
+    std::optional<PlainKvStore> plain_store(int32_t layer) const override;
     AttentionView view(int32_t layer, const Selection& selection) override;
     std::vector<PayloadKind> payload_kinds() const override;
     void apply(const EvictionPlan& plan) override;

@@ -126,6 +126,10 @@ void FullCacheManager::store(int32_t layer, const ConstTensorView& k, const Cons
     ops_.store_kv(k, v, KvWrite{.slots = slots_}, store_.layer_cache(layer));
 }
 
+std::optional<PlainKvStore> FullCacheManager::plain_store(int32_t layer) const {
+    return PlainKvStore{.write = KvWrite{.slots = slots_}, .cache = &store_.layer_cache(layer)};
+}
+
 AttentionView FullCacheManager::view(int32_t layer, const Selection& selection) {
     const PagedKvCache& cache = store_.layer_cache(layer);
     SE_CHECK(resident_.empty() || selection.kind == SelectionKind::kFull,

@@ -43,6 +43,7 @@ class FullCacheManager : public CacheManager, private MemoryOracle {
     void publish_prefix(SeqId seq, const PrefixQuery& query) override;
     Status prepare_step(const StepPlan& plan) override;
     void store(int32_t layer, const ConstTensorView& k, const ConstTensorView& v) override;
+    std::optional<PlainKvStore> plain_store(int32_t layer) const override;
     AttentionView view(int32_t layer, const Selection& selection) override;
     std::vector<PayloadKind> payload_kinds() const override;
     void release(SeqId seq) override;

@@ -59,6 +59,11 @@ void SparseController::end_step() {
     in_step_ = false;
 }
 
+std::optional<PlainKvStore> SparseController::plain_store(int32_t layer) {
+    SE_CHECK(in_step_);
+    return cache_.plain_store(layer);
+}
+
 void SparseController::store(int32_t layer, const ConstTensorView& k, const ConstTensorView& v) {
     SE_CHECK(in_step_);
     cache_.store(layer, k, v);

@@ -28,6 +28,7 @@ class SparseController final : public LayerAttention {
     // Ends the step begun by begin_step: the runtime's eviction plan is applied.
     void end_step();
 
+    std::optional<PlainKvStore> plain_store(int32_t layer) override;
     void store(int32_t layer, const ConstTensorView& k, const ConstTensorView& v) override;
     void attend(int32_t layer, const ConstTensorView& q, TensorView out) override;
     void on_layer_end(int32_t layer) override;

@@ -8,7 +8,9 @@
 #include <vector>
 
 #include "engine/engine.h"
+#include "support/methods/contract_driver.h"
 #include "support/methods/method_harness.h"
+#include "support/methods/step_plans.h"
 #include "support/test_files.h"
 
 namespace se::testing {
@@ -128,6 +130,32 @@ TEST_P(AllMethodsTest, TheEngineServesMixedLengthsAsIfEachRanAlone) {
     (*engine)->flush_prefix_cache();
     EXPECT_EQ((*engine)->cache_capacity().num_free_blocks, (*engine)->cache_capacity().num_blocks)
         << "finished requests left blocks behind";
+}
+
+// The model writes a layer's keys and values itself, in the kernel that rotates the keys, when the
+// method offers a plain store, and then never calls store for the layer. A method that offers one
+// must end every step as store would have left it: each layer's outputs over chunked prefill and
+// decode steps (evictions included, at a budget below the context) equal those of a driver
+// whose every layer stores through store, bit for bit.
+void expect_plain_stores_keep_what_store_keeps(const std::string& method,
+                                               const nlohmann::json& knobs) {
+    DriverOptions stored;
+    stored.plain_stores = false;
+    const auto plain = make_driver(method, knobs);
+    const auto through_store = make_driver(method, knobs, stored);
+    uint64_t seed = 1;
+    for (const StepPlan& plan : prefill_then_decode({45, 29}, 16, 8)) {
+        const auto inputs = plain->random_inputs(static_cast<int32_t>(plan.num_tokens()), seed++);
+        EXPECT_EQ(plain->step(plan, inputs), through_store->step(plan, inputs));
+    }
+}
+
+TEST_P(AllMethodsTest, APlainStoreKeepsWhatStoreKeeps) {
+    expect_plain_stores_keep_what_store_keeps(GetParam(), {{"budget", 40}});
+}
+
+TEST(DenseMethod, APlainStoreKeepsWhatStoreKeeps) {
+    expect_plain_stores_keep_what_store_keeps("dense", nlohmann::json::object());
 }
 
 INSTANTIATE_TEST_SUITE_P(Registered, AllMethodsTest, ::testing::ValuesIn(sparse_methods()),

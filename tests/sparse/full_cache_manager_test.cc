@@ -4,6 +4,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <optional>
+#include <span>
+#include <variant>
+
 #include "backend/cpu/cpu_ops.h"
 #include "sparse/method_registry.h"
 
@@ -95,6 +99,28 @@ TEST_F(FullCacheManagerTest, OracleAnswersMatchWhatHappensAndChangeNothing) {
     cache().release(2);
     cache().flush_prefix_cache();
     EXPECT_EQ(cache().capacity().num_free_blocks, 10);
+}
+
+// The plain store of a step (where the model may write its keys and values itself) is where the
+// layer's view reads the step's entries: the layer's cache, and for entry j of the sequence
+// block_table[j / bs] * bs + j % bs.
+TEST_F(FullCacheManagerTest, PlainStoreIsWhereTheViewReadsTheStepsEntries) {
+    prefill(1, 0, 6);
+    prefill(1, 6, 5);  // entries 6..10: the second block and part of the third
+    for (int32_t layer = 0; layer < config_.num_layers; ++layer) {
+        const std::optional<PlainKvStore> plain = cache().plain_store(layer);
+        ASSERT_TRUE(plain.has_value());
+        const AttentionView view = cache().view(layer, Selection::full());
+        const auto& read = std::get<PagedKvRead>(view.payload);
+        EXPECT_EQ(plain->cache, read.cache);
+        ASSERT_EQ(read.seqs.size(), 1u);
+        const std::span<const int32_t> table = read.seqs[0].block_table;
+        ASSERT_EQ(plain->write.slots.size(), 5u);
+        for (int32_t i = 0; i < 5; ++i) {
+            const int32_t j = 6 + i;
+            EXPECT_EQ(plain->write.slots[i], int64_t{table[j / kBs]} * kBs + j % kBs) << i;
+        }
+    }
 }
 
 TEST_F(FullCacheManagerTest, FailedReservationLeavesEverySequenceUntouched) {

@@ -30,6 +30,8 @@ class QuestCacheManager final : public FullCacheManager {
 
     // Stores the step's keys and values, then folds the stored keys into their blocks' summaries.
     void store(int32_t layer, const ConstTensorView& k, const ConstTensorView& v) override;
+    // None: store must see every step's keys, for the summaries.
+    std::optional<PlainKvStore> plain_store(int32_t) const override { return std::nullopt; }
 
     // f32 [head_dim]: the elementwise min (max) of the keys of `kv_head` held in `block`.
     std::span<const float> key_min(int32_t layer, int32_t block, int32_t kv_head) const;

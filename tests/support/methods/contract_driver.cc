@@ -1,6 +1,7 @@
 #include "support/methods/contract_driver.h"
 
 #include <cmath>
+#include <optional>
 #include <random>
 
 namespace se::testing {
@@ -98,8 +99,15 @@ std::vector<std::vector<float>> ContractDriver::step(const StepPlan& plan,
         SE_CHECK(static_cast<int64_t>(in.q.size()) == n * qw &&
                  static_cast<int64_t>(in.k.size()) == n * kw &&
                  static_cast<int64_t>(in.v.size()) == n * kw);
-        controller_->store(l, ConstTensorView(DType::kF32, in.k.data(), n, kw),
-                           ConstTensorView(DType::kF32, in.v.data(), n, kw));
+        const ConstTensorView k(DType::kF32, in.k.data(), n, kw);
+        const ConstTensorView v(DType::kF32, in.v.data(), n, kw);
+        const std::optional<PlainKvStore> plain =
+            options_.plain_stores ? controller_->plain_store(l) : std::nullopt;
+        if (plain) {
+            ops_->store_kv(k, v, plain->write, *plain->cache);
+        } else {
+            controller_->store(l, k, v);
+        }
         outs[l].assign(static_cast<size_t>(n * qw), NAN);
         controller_->attend(l, ConstTensorView(DType::kF32, in.q.data(), n, qw),
                             TensorView{DType::kF32, outs[l].data(), n, qw});

@@ -36,6 +36,10 @@ struct DriverOptions {
     Communicator* comm = nullptr;
     // Keeps what the runtime decided in every step (decisions()).
     bool record_decisions = false;
+    // As the model does: a layer whose method offers a plain store (LayerAttention::plain_store)
+    // gets its keys and values written there by Ops::store_kv, and store is not called. False:
+    // every layer's go through store.
+    bool plain_stores = true;
 };
 
 // What a method's runtime decided in one step: each layer's selection, then the eviction plan.
