@@ -18,6 +18,7 @@
 #include "backend/cuda/gemm.h"
 #include "backend/cuda/gemv.h"
 #include "backend/cuda/op_times.h"
+#include "backend/cuda/qk_norm_rope.h"
 #include "backend/cuda/step_staging.h"
 #include "backend/cuda/stream.h"
 #include "backend/ops.h"
@@ -84,6 +85,10 @@ class CudaOps final : public Ops {
     void rope(TensorView x, std::span<const int32_t> positions, const RopeArgs& args) override;
     void qk_norm_rope(TensorView q, TensorView k, std::span<const int32_t> positions,
                       const RopeArgs& args, const QkNorm& norm) override;
+    void qk_norm_rope_store(TensorView q, TensorView k, const ConstTensorView& v,
+                            std::span<const int32_t> positions, const RopeArgs& args,
+                            const QkNorm& norm, const KvWrite& write,
+                            const PagedKvCache& cache) override;
     void silu_mul(const ConstTensorView& gate, const ConstTensorView& up, TensorView y) override;
     void store_kv(const ConstTensorView& k, const ConstTensorView& v, const KvWrite& write,
                   const PagedKvCache& cache) override;
@@ -130,6 +135,10 @@ class CudaOps final : public Ops {
     Expected<const int32_t*> enqueue_sampling(const TensorView& logits,
                                               std::span<const LogitEdit> edits,
                                               std::span<const RowSampling> rows);
+    // The launch of qk_norm_rope (no store yet), its positions and RoPE table uploaded.
+    QkNormRopeParams qk_norm_rope_params(TensorView q, TensorView k,
+                                         std::span<const int32_t> positions, const RopeArgs& args,
+                                         const QkNorm& norm);
     // ys[i] = x · ws[i]^T through cuBLASLt (one GEMM each) or, at a few rows, one GEMV launch.
     void run_projections(const char* op, const ConstTensorView& x,
                          std::span<const ConstTensorView> ws, std::span<const TensorView> ys);
