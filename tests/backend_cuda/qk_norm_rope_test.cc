@@ -8,11 +8,18 @@
 //       the rotation turns into at most kBf16RelTol of the pair's length (|a c - b s| <=
 //       |(a, b)|), a length the rotation keeps, so it is read from the reference output.
 // Positions reach 131071 with a llama3-scaled table; norms on q, k, both or neither.
+// With a store (the rotated k and the v rows also written into a paged cache in the same launch),
+// (c) bit for bit against qk_norm_rope and then store_kv: the rows and both whole caches
+// (written slots and every slot around them, which start as random bf16 values). Tokens go to
+// shuffled slots, two of them outside the cache (-1 and num_slots), where nothing is written.
 #include "backend/cuda/qk_norm_rope.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <numeric>
+#include <random>
 #include <span>
 #include <string>
 #include <tuple>
@@ -21,6 +28,7 @@
 
 #include "backend/cpu/reference_ops.h"
 #include "backend/cuda/head_rms_norm.h"
+#include "backend/cuda/kv_store.h"
 #include "backend/cuda/rope.h"
 #include "cuda_test_util.h"
 #include "rope_tables.h"
@@ -105,23 +113,27 @@ struct DeviceCase {
     DeviceBuffer k_weight;  // empty: k not normed
 };
 
+QkNormRopeParams fused_params(const Case& c, const DeviceCase& d) {
+    return {.q = d.q(),
+            .k = d.k(c),
+            .q_norm_weight = d.q_norm(),
+            .k_norm_weight = d.k_norm(),
+            .positions = d.positions.as<int32_t>(),
+            .inv_freq = d.inv_freq.as<float>(),
+            .q_row_stride = c.row(),
+            .k_row_stride = c.row(),
+            .num_tokens = c.n,
+            .num_q_heads = c.num_q_heads,
+            .num_kv_heads = c.num_kv_heads,
+            .head_dim = c.head_dim,
+            .rotary_dim = c.rotary_dim,
+            .style = c.style,
+            .eps = kEps,
+            .store = {}};
+}
+
 void run_fused(const Case& c, const DeviceCase& d) {
-    must_ok(qk_norm_rope({.q = d.q(),
-                          .k = d.k(c),
-                          .q_norm_weight = d.q_norm(),
-                          .k_norm_weight = d.k_norm(),
-                          .positions = d.positions.as<int32_t>(),
-                          .inv_freq = d.inv_freq.as<float>(),
-                          .q_row_stride = c.row(),
-                          .k_row_stride = c.row(),
-                          .num_tokens = c.n,
-                          .num_q_heads = c.num_q_heads,
-                          .num_kv_heads = c.num_kv_heads,
-                          .head_dim = c.head_dim,
-                          .rotary_dim = c.rotary_dim,
-                          .style = c.style,
-                          .eps = kEps},
-                         nullptr));
+    must_ok(qk_norm_rope(fused_params(c, d), nullptr));
 }
 
 // What a layer launches today: a norm per normed operand, then rope on both.
@@ -205,23 +217,97 @@ std::vector<float> reference(const Case& c) {
 
 class QkNormRopeTest : public ::testing::TestWithParam<QkParam> {};
 
+// The first few elements where two runs' bf16 buffers differ, by (row, column) of `cols`.
+void expect_same_bits(const DeviceBuffer& got, const DeviceBuffer& want, size_t count, int64_t cols,
+                      const std::string& what) {
+    const std::vector<uint16_t> g = download<uint16_t>(got, count);
+    const std::vector<uint16_t> w = download<uint16_t>(want, count);
+    int failures = 0;
+    for (size_t i = 0; i < count && failures < 10; ++i) {
+        if (g[i] != w[i]) {
+            ADD_FAILURE() << what << " row " << i / cols << ", column " << i % cols << ": fused 0x"
+                          << std::hex << g[i] << ", split 0x" << w[i] << std::dec;
+            ++failures;
+        }
+    }
+}
+
 TEST_P(QkNormRopeTest, EqualsSplitKernelsBitForBit) {
     const Case c = make_case(GetParam());
     const DeviceCase fused(c);
     const DeviceCase split(c);
     run_fused(c, fused);
     run_split(c, split);
-    const std::vector<uint16_t> got = download<uint16_t>(fused.qkv, c.qkv.size());
-    const std::vector<uint16_t> want = download<uint16_t>(split.qkv, c.qkv.size());
-    int failures = 0;
-    for (size_t i = 0; i < got.size() && failures < 10; ++i) {
-        if (got[i] != want[i]) {
-            ADD_FAILURE() << "token " << i / c.row() << ", column " << i % c.row() << ": fused 0x"
-                          << std::hex << got[i] << ", split 0x" << want[i] << std::dec;
-            ++failures;
+    expect_same_bits(fused.qkv, split.qkv, c.qkv.size(), c.row(), "q|k|v token");
+    expect_v_untouched(c, download<uint16_t>(fused.qkv, c.qkv.size()));
+}
+
+// A paged cache of 24 blocks of 16 entries for the case's k and v (both start with the same
+// random bits), and the slot of every token.
+struct CacheCase {
+    static constexpr int64_t kNumSlots = 24 * 16;
+
+    explicit CacheCase(const Case& c) {
+        std::vector<int64_t> all(kNumSlots);
+        std::iota(all.begin(), all.end(), 0);
+        std::shuffle(all.begin(), all.end(), std::mt19937(static_cast<uint32_t>(c.n)));
+        slots.assign(all.begin(), all.begin() + c.n);
+        if (c.n > 2) {
+            slots[1] = -1;
+            slots[2] = kNumSlots;
         }
+        start = testing::to_bf16(testing::random_floats(kNumSlots * c.kv_width(), 9));
     }
-    expect_v_untouched(c, got);
+
+    std::vector<int64_t> slots;   // i64 [n]
+    std::vector<uint16_t> start;  // bf16 [kNumSlots, kv_width]
+};
+
+// One run's cache on the device.
+struct DeviceCache {
+    explicit DeviceCache(const CacheCase& cc)
+        : slots(upload(cc.slots)), k(upload(cc.start)), v(upload(cc.start)) {}
+
+    DeviceBuffer slots;
+    DeviceBuffer k;
+    DeviceBuffer v;
+};
+
+TEST_P(QkNormRopeTest, StoreEqualsRopeThenStoreKvBitForBit) {
+    const Case c = make_case(GetParam());
+    const CacheCase cc(c);
+    const DeviceCase fused(c);
+    const DeviceCase split(c);
+    const DeviceCache fused_cache(cc);
+    const DeviceCache split_cache(cc);
+    bf16* const fused_v = fused.k(c) + c.kv_width();
+    QkNormRopeParams p = fused_params(c, fused);
+    p.store = {.v = fused_v,
+               .v_row_stride = c.row(),
+               .slots = fused_cache.slots.as<int64_t>(),
+               .k_blocks = fused_cache.k.as<bf16>(),
+               .v_blocks = fused_cache.v.as<bf16>(),
+               .num_slots = CacheCase::kNumSlots};
+    must_ok(qk_norm_rope(p, nullptr));
+    run_fused(c, split);
+    must_ok(store_kv({.k = split.k(c),
+                      .v = split.k(c) + c.kv_width(),
+                      .slots = split_cache.slots.as<int64_t>(),
+                      .k_blocks = split_cache.k.as<bf16>(),
+                      .v_blocks = split_cache.v.as<bf16>(),
+                      .row_stride = c.row(),
+                      .num_slots = CacheCase::kNumSlots,
+                      .num_tokens = c.n,
+                      .entry_elems = static_cast<int32_t>(c.kv_width())},
+                     nullptr));
+    expect_same_bits(fused.qkv, split.qkv, c.qkv.size(), c.row(), "q|k|v token");
+    expect_same_bits(fused_cache.k, split_cache.k, cc.start.size(), c.kv_width(), "k cache slot");
+    expect_same_bits(fused_cache.v, split_cache.v, cc.start.size(), c.kv_width(), "v cache slot");
+    // The comparison must see writes: token 0's slot no longer holds the starting bits.
+    const std::vector<uint16_t> k = download<uint16_t>(fused_cache.k, cc.start.size());
+    const auto at = static_cast<size_t>(cc.slots[0] * c.kv_width());
+    EXPECT_FALSE(std::equal(k.begin() + at, k.begin() + at + c.kv_width(), cc.start.begin() + at))
+        << "token 0's key was not written";
 }
 
 TEST_P(QkNormRopeTest, MatchesReference) {
@@ -288,7 +374,8 @@ QkNormRopeParams valid_params() {
             .num_q_heads = 4,
             .num_kv_heads = 2,
             .head_dim = 128,
-            .rotary_dim = 128};
+            .rotary_dim = 128,
+            .store = {}};
 }
 
 void expect_invalid(const QkNormRopeParams& p, const std::string& field) {
@@ -326,6 +413,50 @@ TEST(QkNormRopeArgs, BadFieldsAreNamed) {
     p = valid_params();
     p.style = static_cast<RopeStyle>(7);
     expect_invalid(p, "style");
+}
+
+// A store's fields are checked like the rest; each rejection names the field.
+TEST(QkNormRopeArgs, BadStoreFieldsAreNamed) {
+    const DeviceBuffer buf = testing::poisoned(1 << 16);
+    QkNormRopeParams p = valid_params();
+    p.num_tokens = 0;
+    const QkNormRopeStore valid{.v = buf.as<bf16>(),
+                                .v_row_stride = 2 * 128,
+                                .slots = buf.as<int64_t>(),
+                                .k_blocks = buf.as<bf16>(),
+                                .v_blocks = buf.as<bf16>(),
+                                .num_slots = 16};
+    p.store = valid;
+    EXPECT_TRUE(check(p).ok());
+    const auto expect_bad = [&](const QkNormRopeStore& s, const std::string& field) {
+        QkNormRopeParams bad = p;
+        bad.store = s;
+        expect_invalid(bad, field);
+    };
+    QkNormRopeStore s = valid;
+    s.v = nullptr;
+    expect_bad(s, "store.v");
+    s = valid;
+    s.v_blocks = nullptr;
+    expect_bad(s, "store.v_blocks");
+    s = valid;
+    s.k_blocks = nullptr;
+    expect_bad(s, "store.k_blocks");
+    s = valid;
+    s.slots = nullptr;
+    expect_bad(s, "store.slots");
+    s = valid;
+    s.v_row_stride = 128;
+    expect_bad(s, "store.v_row_stride");
+    s = valid;
+    s.v_row_stride = 2 * 128 + 4;
+    expect_bad(s, "store.v_row_stride");
+    s = valid;
+    s.k_blocks = buf.as<bf16>() + 1;
+    expect_bad(s, "store.k_blocks");
+    s = valid;
+    s.num_slots = -1;
+    expect_bad(s, "store.num_slots");
 }
 
 TEST(QkNormRopeArgs, NoTokensIsANoOp) {
