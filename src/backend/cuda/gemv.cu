@@ -29,7 +29,8 @@
 // overlap the previous kernel's end. At up to 8 rows of x the first round of weight loads does
 // too: it goes into the registers the first MMAs read (no extra traffic), and every later round
 // is issued after the MMAs of the round before (H200, 2026-12-01, m = 1: o 11.2 -> 10.4 us, down
-// 31.1 -> 29.4, q|k|v 14.4 -> 14.0; batch-1 decode steps 4.42 / 4.39 -> 4.33 / 4.34 ms). At 9..16
+// 31.1 -> 29.4, q|k|v 14.4 -> 14.0; batch-1 decode steps 4.42 / 4.39 -> 4.33 / 4.34 ms), its x
+// with it, so that no round's MMAs wait for an x load issued just before them. At 9..16
 // rows the same loop was slower (gate|up + SiLU 61.4 -> 67.7 us, batch-16 steps 7.19 -> 7.62
 // ms), so those load each round before its MMAs. Asking L2 for the first rounds' weights instead
 // (prefetches, no registers) made every shape slower (gate|up 57 -> 69 us, down 39 -> 41, LM head
@@ -265,17 +266,27 @@ __global__ void __launch_bounds__(kThreads, kMinCtas)
         has_x[h] = g + 8 * h < p.m;
         x_row[h] = p.x + (has_x[h] ? g + 8 * h : 0) * p.ldx + t * kVecElems;
     }
+    uint4 xv[kHalves][kUnroll];
+    // The x of quad q into xv[.][u] (zeros past the last quad and for rows past m).
+    const auto load_x = [&](int q, int u) {
+        const bool valid = q * 4 + t < num_chunks;
+#pragma unroll
+        for (int h = 0; h < kHalves; ++h)
+            xv[h][u] = load_cached(x_row[h] + q * kQuadElems, valid && has_x[h]);
+    };
+    const auto load_x_round = [&](int q0) {
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) load_x(q0 + u * kWarps, u);
+    };
+    if constexpr (kLoadAhead) load_x_round(warp);
     float acc[kHalves][4] = {};
     for (int q0 = warp; q0 < num_quads; q0 += kWarps * kUnroll) {
-        uint4 xv[kHalves][kUnroll];
+        if constexpr (!kLoadAhead) {
 #pragma unroll
-        for (int u = 0; u < kUnroll; ++u) {
-            const int q = q0 + u * kWarps;
-            if constexpr (!kLoadAhead) load_weights(q, u);
-            const bool valid = q * 4 + t < num_chunks;
-#pragma unroll
-            for (int h = 0; h < kHalves; ++h)
-                xv[h][u] = load_cached(x_row[h] + q * kQuadElems, valid && has_x[h]);
+            for (int u = 0; u < kUnroll; ++u) {
+                load_weights(q0 + u * kWarps, u);
+                load_x(q0 + u * kWarps, u);
+            }
         }
 #pragma unroll
         for (int u = 0; u < kUnroll; ++u) {
@@ -287,7 +298,10 @@ __global__ void __launch_bounds__(kThreads, kMinCtas)
                                xv[h][u].w);
             }
         }
-        if constexpr (kLoadAhead) load_round(q0 + kWarps * kUnroll);
+        if constexpr (kLoadAhead) {
+            load_round(q0 + kWarps * kUnroll);
+            load_x_round(q0 + kWarps * kUnroll);
+        }
     }
     store_tile<kHalves, kEpilogue>(acc, s, row0, p.m);
 }
