@@ -2,7 +2,7 @@
 // log-sum-exp merge of the partitions (decode_attention.h has the picture; decode_tile.cuh the
 // tiles, decode_warp.cuh the tensor-core math, decode_merge.cuh the merges).
 //
-// First pass, one block of 4 warps per (KV head, partition, sequence). The block copies its
+// First pass, one block of 4 warps per (KV head, sequence, partition). The block copies its
 // partition's block-table entries to shared memory while kv_len is still on its way (the entries
 // depend on the partition index only; those past the sequence's end are never dereferenced), so
 // a block's start waits for one memory latency before its first tile copies, not two. Then every
@@ -118,8 +118,11 @@ __device__ __forceinline__ void copy_table(const DecodeAttentionParams& p, int32
     }
 }
 
-// First pass: one block per (KV head, partition, sequence), KV heads fastest so that the blocks
-// reading the same cache blocks run side by side; every query head of the group.
+// First pass: one block per (KV head, sequence, partition), KV heads fastest so that the blocks
+// reading the same cache blocks run side by side, partitions slowest so that every sequence's
+// first partitions start in the first wave and the last ones, often short (a 4K context in
+// partitions of 2048 ends in a few dozen keys), fill the slots that are left; every query head of
+// the group.
 template <int kHeadDim>
 __global__ void __launch_bounds__(kThreads, 2)
     decode_partition_kernel(DecodeAttentionParams p, int32_t num_parts, bool merge_here) {
@@ -127,8 +130,8 @@ __global__ void __launch_bounds__(kThreads, 2)
     extern __shared__ __align__(128) uint8_t smem[];
     auto* s_table = reinterpret_cast<int32_t*>(smem + T::kRingBytes);
     const int32_t kv_head = blockIdx.x;
-    const int32_t part = blockIdx.y;
-    const int32_t seq = blockIdx.z;
+    const int32_t seq = blockIdx.y;
+    const int32_t part = blockIdx.z;
     const int32_t group = p.num_heads / p.num_kv_heads;
     const int32_t kv_len = clamped_kv_len(p, seq, num_parts);
     const DecodePartitionBlocks blocks = decode_partition_blocks(part, p.partition, p.block_size);
@@ -276,7 +279,7 @@ Status launch(const DecodeAttentionParams& p, cudaStream_t stream) {
     constexpr int kSmem = Tile<kHeadDim>::kSmemBytes;
     SE_CUDA_RETURN_IF_ERROR(cudaFuncSetAttribute(
         decode_partition_kernel<kHeadDim>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
-    const dim3 grid(p.num_kv_heads, num_parts, p.num_seqs);
+    const dim3 grid(p.num_kv_heads, p.num_seqs, num_parts);
     SE_RETURN_IF_ERROR(
         cuda_status(launch_pdl(decode_partition_kernel<kHeadDim>, grid, dim3(kThreads), kSmem,
                                stream, p, num_parts, in_block),
