@@ -95,20 +95,29 @@ __device__ __forceinline__ uint4 load_streamed(const bf16* src, bool valid) {
     return v;
 }
 
-// 16 bytes of x through L1 (every warp of the SM reads the same x), or zeros where !valid.
+// 16 bytes of x through L1 (every warp of the SM reads the same x), or zeros where !valid. x is
+// the previous kernel's output, so this is a coherent load kept after pdl_wait(), not a read-only
+// (.nc) one: the read-only path lets the compiler assume that nothing writes the data while the
+// kernel runs, which a programmatic dependent launch breaks (its kernel starts before the previous
+// one has written x), so nothing keeps such a load after the wait. With the first round of x
+// loaded right after the wait through .nc, PdlChain.BackToBackLaunchesEqualHostOrderedLaunches
+// failed at m = 1 (H200, 2026-12-01); with this load it passed 5 runs of 5, at the same speed
+// (batch-1 steps 4.25 / 4.28 -> 4.27 / 4.28 ms, batch 16 6.75 / 6.75 -> 6.76 / 6.79).
 __device__ __forceinline__ uint4 load_cached(const bf16* src, bool valid) {
     uint4 v;
-    asm("{\n"
+    asm volatile(
+        "{\n"
         "  .reg .pred p;\n"
         "  setp.ne.b32 p, %5, 0;\n"
         "  mov.b32 %0, 0;\n"
         "  mov.b32 %1, 0;\n"
         "  mov.b32 %2, 0;\n"
         "  mov.b32 %3, 0;\n"
-        "  @p ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+        "  @p ld.global.v4.u32 {%0, %1, %2, %3}, [%4];\n"
         "}\n"
         : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-        : "l"(src), "r"(static_cast<int>(valid)));
+        : "l"(src), "r"(static_cast<int>(valid))
+        : "memory");
     return v;
 }
 
