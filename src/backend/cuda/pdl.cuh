@@ -12,6 +12,10 @@
 //   * call pdl_wait() before reading anything an earlier kernel of the stream wrote, and before
 //     writing anything an earlier kernel may still read; only reads of data no kernel of the
 //     stream writes (weights, tables uploaded at start-up) may come before it;
+//   * read an earlier kernel's output with ordinary loads, never through the read-only path
+//     (ld.global.nc, __ldg): that path assumes nothing writes the data while the kernel runs, and
+//     the kernel runs before pdl_wait() while the previous one still writes, so nothing keeps such
+//     a load after the wait (a GEMV that did this failed the PDL chain test, gemv.cu);
 //   * call pdl_launch_dependents() (any time; once is enough) to let the next kernel start. A
 //     kernel that never calls it lets the next one start when it exits, as a plain launch does.
 // pdl_wait() waits for the whole previous grid, which itself waited for its own predecessor, so
