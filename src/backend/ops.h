@@ -174,6 +174,20 @@ class Ops : public BackendMemory {
         store_kv(k, v, write, cache);
     }
 
+    // A decode step's attention input without q/k norms: the q, k and v projections of x
+    // (ws: their weights, ys: their products' storage, as in project), then qk_norm_rope_store
+    // without norms (RoPE on q and k, the rotated k and v into the cache); one kernel where the
+    // backend fuses them. ys[0] receives the rotated q; ys[1] and ys[2] (k, v) are storage that
+    // the default fills and a backend that fuses may leave untouched.
+    virtual void project_rope_store(const ConstTensorView& x, std::span<const ConstTensorView> ws,
+                                    std::span<const TensorView> ys,
+                                    std::span<const int32_t> positions, const RopeArgs& args,
+                                    const KvWrite& write, const PagedKvCache& cache) {
+        SE_CHECK(ws.size() == 3 && ys.size() == 3);
+        project(x, ws, ys);
+        qk_norm_rope_store(ys[0], ys[1], ys[2], positions, args, QkNorm{}, write, cache);
+    }
+
     // y act [n, c] = silu(gate act [n, c]) * up act [n, c]; y may alias gate or up.
     virtual void silu_mul(const ConstTensorView& gate, const ConstTensorView& up, TensorView y) = 0;
 

@@ -155,6 +155,26 @@ void DecoderModel::attention_block(int32_t layer, const ForwardBatch& batch,
                                    LayerAttention& attention) {
     const DecoderLayerWeights& w = weights_.layers[layer];
     Activations& a = act_;
+    const std::optional<PlainKvStore> plain = attention.plain_store(layer);
+    if (plain && !config_.attention_bias && !config_.qk_norm) {
+        // Nothing between the projections and RoPE: one op from the normed input to the cache.
+        const ConstTensorView qkv_w[] = {w.q_proj, w.k_proj, w.v_proj};
+        const TensorView qkv[] = {a.q, a.k, a.v};
+        ops_.project_rope_store(a.h, qkv_w, qkv, batch.positions, rope_args(), plain->write,
+                                *plain->cache);
+    } else {
+        attention_input(layer, batch, attention, plain);
+    }
+    attention.attend(layer, a.q, a.attn);
+    const TensorView out = row_parallel(a.attn, w.o_proj, w.o_bias);
+    ops_.add_rms_norm(a.x, out, w.post_norm, config_.rms_norm_eps, a.h);
+}
+
+void DecoderModel::attention_input(int32_t layer, const ForwardBatch& batch,
+                                   LayerAttention& attention,
+                                   const std::optional<PlainKvStore>& plain) {
+    const DecoderLayerWeights& w = weights_.layers[layer];
+    Activations& a = act_;
     // a.h holds this layer's normed input (the previous layer's last add fused it).
     const ConstTensorView qkv_w[] = {w.q_proj, w.k_proj, w.v_proj};
     const TensorView qkv[] = {a.q, a.k, a.v};
@@ -164,21 +184,20 @@ void DecoderModel::attention_block(int32_t layer, const ForwardBatch& batch,
         ops_.add_bias(a.k, w.k_bias);
         ops_.add_bias(a.v, w.v_bias);
     }
-    const RopeArgs rope{
-        .inv_freq = inv_freq_, .style = config_.rope_style, .head_dim = config_.head_dim};
     const QkNorm norm = config_.qk_norm
                             ? QkNorm{.q = w.q_norm, .k = w.k_norm, .eps = config_.rms_norm_eps}
                             : QkNorm{};
-    if (const std::optional<PlainKvStore> plain = attention.plain_store(layer)) {
-        ops_.qk_norm_rope_store(a.q, a.k, a.v, batch.positions, rope, norm, plain->write,
+    if (plain) {
+        ops_.qk_norm_rope_store(a.q, a.k, a.v, batch.positions, rope_args(), norm, plain->write,
                                 *plain->cache);
     } else {
-        ops_.qk_norm_rope(a.q, a.k, batch.positions, rope, norm);
+        ops_.qk_norm_rope(a.q, a.k, batch.positions, rope_args(), norm);
         attention.store(layer, a.k, a.v);
     }
-    attention.attend(layer, a.q, a.attn);
-    const TensorView out = row_parallel(a.attn, w.o_proj, w.o_bias);
-    ops_.add_rms_norm(a.x, out, w.post_norm, config_.rms_norm_eps, a.h);
+}
+
+RopeArgs DecoderModel::rope_args() const {
+    return {.inv_freq = inv_freq_, .style = config_.rope_style, .head_dim = config_.head_dim};
 }
 
 void DecoderModel::mlp_block(int32_t layer) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "backend/communicator.h"
@@ -61,6 +62,11 @@ class DecoderModel {
     Status ensure_final_hidden(int64_t num_rows);
     Status ensure_shard_logits(int64_t num_rows);
     void attention_block(int32_t layer, const ForwardBatch& batch, LayerAttention& attention);
+    // q (rotated) in act.q and this step's k and v stored, where the layer has a bias or q/k
+    // norms between its projections and RoPE, or its method stores the keys itself.
+    void attention_input(int32_t layer, const ForwardBatch& batch, LayerAttention& attention,
+                         const std::optional<PlainKvStore>& plain);
+    RopeArgs rope_args() const;
     // Ends with the residual add, fused with the next layer's input norm when there is one.
     void mlp_block(int32_t layer);
     void lm_head(const ForwardBatch& batch, TensorView logits);

@@ -230,6 +230,11 @@ void CudaOps::run_projections(const char* op, const ConstTensorView& x,
 
 void CudaOps::run_gemv(const ConstTensorView& x, std::span<const ConstTensorView> ws,
                        std::span<const TensorView> ys, GemvEpilogue epilogue) {
+    must(gemv(gemv_params(x, ws, ys, epilogue), stream_.get()));
+}
+
+GemvParams CudaOps::gemv_params(const ConstTensorView& x, std::span<const ConstTensorView> ws,
+                                std::span<const TensorView> ys, GemvEpilogue epilogue) const {
     GemvParams p{.x = bf16_data(x, "matmul input"),
                  .ldx = x.cols,
                  .m = static_cast<int32_t>(x.rows),
@@ -245,7 +250,7 @@ void CudaOps::run_gemv(const ConstTensorView& x, std::span<const ConstTensorView
                          .ldy = ys[i].cols,
                          .y_dtype = ys[i].dtype};
     }
-    must(gemv(p, stream_.get()));
+    return p;
 }
 
 void CudaOps::project_silu_mul(const ConstTensorView& x, std::span<const ConstTensorView> ws,

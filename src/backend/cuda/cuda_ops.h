@@ -89,6 +89,11 @@ class CudaOps final : public Ops {
                             std::span<const int32_t> positions, const RopeArgs& args,
                             const QkNorm& norm, const KvWrite& write,
                             const PagedKvCache& cache) override;
+    // At a few rows with RoPE over whole heads: one GEMV launch (GemvEpilogue::kRopeStore).
+    void project_rope_store(const ConstTensorView& x, std::span<const ConstTensorView> ws,
+                            std::span<const TensorView> ys, std::span<const int32_t> positions,
+                            const RopeArgs& args, const KvWrite& write,
+                            const PagedKvCache& cache) override;
     void silu_mul(const ConstTensorView& gate, const ConstTensorView& up, TensorView y) override;
     void store_kv(const ConstTensorView& k, const ConstTensorView& v, const KvWrite& write,
                   const PagedKvCache& cache) override;
@@ -146,6 +151,8 @@ class CudaOps final : public Ops {
     // silu(gate) * up into ys[0].
     void run_gemv(const ConstTensorView& x, std::span<const ConstTensorView> ws,
                   std::span<const TensorView> ys, GemvEpilogue epilogue);
+    GemvParams gemv_params(const ConstTensorView& x, std::span<const ConstTensorView> ws,
+                           std::span<const TensorView> ys, GemvEpilogue epilogue) const;
     // Device memory zeroed on the stream, the zeros in place when this returns.
     Expected<DeviceBuffer> allocate_zeroed(size_t bytes);
     // buffer, grown to `bytes` (zeroed or not) outside graph steps, once nothing reads it.

@@ -1,7 +1,9 @@
 // CudaOps: a layer's q and k before attention (RoPE, with Qwen3's per-head norms) and the write
-// of its K and V into the paged cache, apart or in one launch.
+// of its K and V into the paged cache, apart or in one launch, or in the launch of the q, k and v
+// projections themselves (a decode step without norms: GemvEpilogue::kRopeStore).
 #include "backend/cuda/cuda_ops.h"
 #include "backend/cuda/cuda_ops_args.h"
+#include "backend/cuda/gemv.h"
 #include "backend/cuda/kv_store.h"
 #include "backend/cuda/qk_norm_rope.h"
 #include "backend/cuda/rope.h"
@@ -99,6 +101,43 @@ void CudaOps::qk_norm_rope_store(TensorView q, TensorView k, const ConstTensorVi
                .num_slots = cache.num_blocks * cache.layout.block_size};
     if (replaying()) return;
     must(cuda::qk_norm_rope(p, stream_.get()));
+}
+
+void CudaOps::project_rope_store(const ConstTensorView& x, std::span<const ConstTensorView> ws,
+                                 std::span<const TensorView> ys, std::span<const int32_t> positions,
+                                 const RopeArgs& args, const KvWrite& write,
+                                 const PagedKvCache& cache) {
+    SE_CHECK(ws.size() == 3 && ys.size() == 3);
+    const bool whole_heads =
+        static_cast<int64_t>(args.inv_freq.size()) * 2 == args.head_dim && args.head_dim % 16 == 0;
+    if (x.rows > kGemvMaxRows || !whole_heads) {
+        Ops::project_rope_store(x, ws, ys, positions, args, write, cache);
+        return;
+    }
+    const Timed timed(*this, "project_rope_store");
+    check_kv_write(ys[1], ys[2], write, cache);
+    SE_CHECK(static_cast<int64_t>(positions.size()) == x.rows);
+    for (size_t i = 0; i < ws.size(); ++i) {
+        SE_CHECK(x.cols == ws[i].cols && ys[i].cols == ws[i].rows && ys[i].rows == x.rows &&
+                     ys[i].dtype == DType::kBF16,
+                 "project_rope_store: x [%ld, %ld] w [%ld, %ld] y [%ld, %ld]", x.rows, x.cols,
+                 ws[i].rows, ws[i].cols, ys[i].rows, ys[i].cols);
+    }
+    // Uploaded in every mode, so that a replayed step's arena matches its capture.
+    const int32_t* device_positions = must(staging_.upload(positions, stream_.get()));
+    const int64_t* slots = must(staging_.upload(write.slots, stream_.get()));
+    const float* inv_freq = device_inv_freq(args.inv_freq);
+    if (x.rows == 0 || replaying()) return;
+    GemvParams p = gemv_params(x, ws, ys, GemvEpilogue::kRopeStore);
+    p.rope = {.positions = device_positions,
+              .inv_freq = inv_freq,
+              .slots = slots,
+              .k_blocks = static_cast<bf16*>(cache.k_blocks),
+              .v_blocks = static_cast<bf16*>(cache.v_blocks),
+              .num_slots = cache.num_blocks * cache.layout.block_size,
+              .head_dim = args.head_dim,
+              .style = args.style};
+    must(gemv(p, stream_.get()));
 }
 
 void CudaOps::store_kv(const ConstTensorView& k, const ConstTensorView& v, const KvWrite& write,

@@ -44,9 +44,17 @@
 // kSiluMul (the gated MLP): a CTA takes 8 rows of gate as the MMA's rows g and 8 rows of up, the
 // same output features, as its rows g + 8, so one thread ends with both sums of a feature and
 // writes silu(gate) * up: the two products and silu_mul in one launch, with the same roundings.
+//
+// kRopeStore (a decode step's q, k and v): a q or k CTA takes the first elements of 8 rotation
+// pairs of one head as its rows g and their partners as rows g + 8 (neox: dims f and f + 64 of a
+// head of 128), so one thread ends with both sums of a pair, rounds them to bf16 as the
+// projection's output would be and rotates them (rope_pair.cuh); v tiles are plain 16-row ones.
+// q goes to its output, k and v to their cache entries: the projections, RoPE and the KV store in
+// one launch, with the roundings of the three.
 #include <climits>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "backend/cuda/bf16_vec.cuh"
 #include "backend/cuda/cuda_status.h"
@@ -54,6 +62,7 @@
 #include "backend/cuda/gemv_occupancy.h"
 #include "backend/cuda/launch_checks.h"
 #include "backend/cuda/pdl.cuh"
+#include "backend/cuda/rope_pair.cuh"
 #include "backend/cuda/warp_mma.cuh"
 #include "core/expected.h"
 
@@ -151,18 +160,60 @@ __device__ __forceinline__ bf16 silu_mul_of(float gate_sum, float up_sum) {
     return __float2bfloat16_rn(silu_times(g, u));
 }
 
+// The weight (and output) rows of a kRopeStore q or k tile at row0: rotation pair f of the tile's
+// head, whose elements are tile rows g and g + 8 (a tile holds pairs f0 .. f0 + 7 of one head).
+struct RopeRows {
+    int64_t lo;
+    int64_t hi;
+    int32_t f;
+};
+
+__device__ __forceinline__ RopeRows rope_rows(const GemvRopeStore& rope, int64_t row0, int g) {
+    const int64_t head_row = row0 / rope.head_dim * rope.head_dim;
+    const int32_t f = static_cast<int32_t>(row0 - head_row) / 2 + g;
+    const int2 ab = rope_pair_of(rope.style, f, rope.head_dim / 2);
+    return {head_row + ab.x, head_row + ab.y, f};
+}
+
+// kRopeStore's write of tile row r (< 8 for q and k, whose rows r and r + 8 are a pair) of x row
+// col, from sum_of(tile row): q rotated into y, k rotated and v as it is into the row's cache
+// entry (nothing where the slot is outside the cache).
+template <typename SumOf>
+__device__ __forceinline__ void store_rope(const GemvRopeStore& rope, const SegmentView& s, int seg,
+                                           int64_t row0, int col, int r, const SumOf& sum_of) {
+    const auto rounded = [](float sum) { return __bfloat162float(__float2bfloat16_rn(sum)); };
+    bf16* dst = nullptr;
+    if (seg == 0) {
+        dst = static_cast<bf16*>(s.y) + int64_t{col} * s.ldy;
+    } else {
+        const int64_t slot = rope.slots[col];
+        if (slot < 0 || slot >= rope.num_slots) return;
+        dst = (seg == 1 ? rope.k_blocks : rope.v_blocks) + slot * s.n;
+    }
+    if (seg == 2) {
+        dst[row0 + r] = __float2bfloat16_rn(sum_of(r));
+        return;
+    }
+    if (r >= kTileRows / 2) return;
+    const RopeRows rows = rope_rows(rope, row0, r);
+    const __nv_bfloat162 out = rope_rotate(rounded(sum_of(r)), rounded(sum_of(r + kTileRows / 2)),
+                                           rope.positions[col], rope.inv_freq[rows.f]);
+    dst[rows.lo] = out.x;
+    dst[rows.hi] = out.y;
+}
+
 // Sums the warps' accumulators of the CTA's 16 x 16 output tile (acc[h] holds x rows 8h..8h+7)
 // and stores the used part: thread e owns x row e / 16 and tile row e % 16, so neighbouring
 // threads write neighbouring y. With kSiluMul tile rows 0..7 are gate and 8..15 up of output
-// features row0 + (0..7); the threads of rows 0..7 write both.
+// features row0 + (0..7); the threads of rows 0..7 write both. kRopeStore: store_rope.
 // The CTA's shared memory: store_tile's partial sums, f32 [warp, half * 4 + register, lane].
 __host__ __device__ constexpr int64_t partial_bytes(int halves) {
     return int64_t{kWarps} * halves * 4 * 32 * 4;
 }
 
 template <int kHalves, GemvEpilogue kEpilogue>
-__device__ __forceinline__ void store_tile(const float (&acc)[kHalves][4], const SegmentView& s,
-                                           int64_t row0, int32_t m) {
+__device__ __forceinline__ void store_tile(const float (&acc)[kHalves][4], const GemvParams& p,
+                                           const SegmentView& s, int seg, int64_t row0) {
     __shared__ float partial[kWarps][kHalves * 4][32];
     static_assert(sizeof(partial) == partial_bytes(kHalves));
     const int lane = threadIdx.x % 32;
@@ -186,8 +237,10 @@ __device__ __forceinline__ void store_tile(const float (&acc)[kHalves][4], const
         for (int w = 0; w < kWarps; ++w) sum += partial[w][src_reg][src_lane];
         return sum;
     };
-    if (col >= m || col >= kHalves * 8) return;
-    if constexpr (kEpilogue == GemvEpilogue::kSiluMul) {
+    if (col >= p.m || col >= kHalves * 8) return;
+    if constexpr (kEpilogue == GemvEpilogue::kRopeStore) {
+        store_rope(p.rope, s, seg, row0, col, r, sum_of);
+    } else if constexpr (kEpilogue == GemvEpilogue::kSiluMul) {
         const int64_t row = row0 + r;
         if (r >= kTileRows / 2 || row >= s.n) return;
         static_cast<bf16*>(s.y)[int64_t{col} * s.ldy + row] = silu_mul_of(sum_of(r), sum_of(r + 8));
@@ -241,8 +294,13 @@ __global__ void __launch_bounds__(kThreads, kMinCtas)
     // Rows past n load row n - 1 again (in bounds, results never stored), so that every lane
     // issues the same loads.
     const int64_t last = s.n - 1;
-    const int64_t lo_row = row0 + g < last ? row0 + g : last;
-    const int64_t hi_row = kGated ? lo_row : (row0 + g + 8 < last ? row0 + g + 8 : last);
+    int64_t lo_row = row0 + g < last ? row0 + g : last;
+    int64_t hi_row = kGated ? lo_row : (row0 + g + 8 < last ? row0 + g + 8 : last);
+    if (kEpilogue == GemvEpilogue::kRopeStore && seg < 2) {  // q and k: pairs (n % 16 == 0)
+        const RopeRows rows = rope_rows(p.rope, row0, g);
+        lo_row = rows.lo;
+        hi_row = rows.hi;
+    }
     const bf16* w_lo = s.w + lo_row * p.k + t * kVecElems;
     const bf16* w_hi = (kGated ? p.segments[1].w : s.w) + hi_row * p.k + t * kVecElems;
     const int num_chunks = static_cast<int>(p.k / kVecElems);  // 16-byte chunks per row
@@ -312,7 +370,7 @@ __global__ void __launch_bounds__(kThreads, kMinCtas)
             load_x_round(q0 + kWarps * kUnroll);
         }
     }
-    store_tile<kHalves, kEpilogue>(acc, s, row0, p.m);
+    store_tile<kHalves, kEpilogue>(acc, p, s, seg, row0);
 }
 
 Status field_error(const std::string& field, const std::string& what) {
@@ -339,6 +397,47 @@ Status check_segment(const GemvSegment& s, int index, bool writes_y) {
     return Status::ok_status();
 }
 
+// kRopeStore: q, k and v of whole heads, q's output in bf16, and the rotation's and the store's
+// inputs.
+Status check_rope(const GemvParams& p) {
+    const GemvRopeStore& r = p.rope;
+    if (p.num_segments != 3) {
+        return field_error("num_segments", "is " + std::to_string(p.num_segments) +
+                                               ", kRopeStore takes q, k and v");
+    }
+    if (r.head_dim <= 0 || r.head_dim % kTileRows != 0) {
+        return field_error("rope.head_dim",
+                           "is " + std::to_string(r.head_dim) + ", not a positive multiple of 16");
+    }
+    for (int i = 0; i < 3; ++i) {
+        if (p.segments[i].n % r.head_dim != 0) {
+            return field_error("segments[" + std::to_string(i) + "].n",
+                               std::to_string(p.segments[i].n) + " is not whole heads of " +
+                                   std::to_string(r.head_dim));
+        }
+    }
+    if (p.segments[2].n != p.segments[1].n) {
+        return field_error("segments[2].n", std::to_string(p.segments[2].n) + " != k's " +
+                                                std::to_string(p.segments[1].n));
+    }
+    if (p.segments[0].y_dtype != DType::kBF16) {
+        return field_error("segments[0].y_dtype", "is not bf16 (kRopeStore writes activations)");
+    }
+    if (r.style != RopeStyle::kNeox && r.style != RopeStyle::kInterleaved) {
+        return field_error("rope.style", "is unknown");
+    }
+    if (r.num_slots < 0) return field_error("rope.num_slots", "is " + std::to_string(r.num_slots));
+    const std::pair<const char*, const void*> pointers[] = {{"rope.positions", r.positions},
+                                                            {"rope.inv_freq", r.inv_freq},
+                                                            {"rope.slots", r.slots},
+                                                            {"rope.k_blocks", r.k_blocks},
+                                                            {"rope.v_blocks", r.v_blocks}};
+    for (const auto& [field, pointer] : pointers) {
+        if (pointer == nullptr) return field_error(field, "is null");
+    }
+    return Status::ok_status();
+}
+
 Status check_params(const GemvParams& p) {
     if (p.m < 1 || p.m > kGemvMaxRows) {
         return field_error("m", "is " + std::to_string(p.m) + ", not in [1, " +
@@ -360,9 +459,11 @@ Status check_params(const GemvParams& p) {
                                                "]");
     }
     const bool gated = p.epilogue == GemvEpilogue::kSiluMul;
+    const bool fused = gated || p.epilogue == GemvEpilogue::kRopeStore;
     for (int i = 0; i < p.num_segments; ++i) {
-        SE_RETURN_IF_ERROR(check_segment(p.segments[i], i, !gated || i == 0));
+        SE_RETURN_IF_ERROR(check_segment(p.segments[i], i, !fused || i == 0));
     }
+    if (p.epilogue == GemvEpilogue::kRopeStore) return check_rope(p);
     if (!gated) return Status::ok_status();
     if (p.num_segments != 2) {
         return field_error("num_segments",
@@ -439,6 +540,7 @@ Expected<GemvDevice> gemv_device() {
     SE_ASSIGN_OR_RETURN(d.smem.max_per_cta, attribute(cudaDevAttrMaxSharedMemoryPerBlockOptin));
     SE_RETURN_IF_ERROR(allow_spacing<GemvEpilogue::kStore>(d.smem));
     SE_RETURN_IF_ERROR(allow_spacing<GemvEpilogue::kSiluMul>(d.smem));
+    SE_RETURN_IF_ERROR(allow_spacing<GemvEpilogue::kRopeStore>(d.smem));
     return d;
 }
 
@@ -461,8 +563,15 @@ Status gemv(const GemvParams& p, cudaStream_t stream) {
         tiles.begin[i] = static_cast<int32_t>(num_tiles);
     }
     if (num_tiles == 0) return Status::ok_status();
-    return gated ? launch_for<GemvEpilogue::kSiluMul>(p, tiles, num_tiles, stream)
-                 : launch_for<GemvEpilogue::kStore>(p, tiles, num_tiles, stream);
+    switch (p.epilogue) {
+        case GemvEpilogue::kStore:
+            return launch_for<GemvEpilogue::kStore>(p, tiles, num_tiles, stream);
+        case GemvEpilogue::kSiluMul:
+            return launch_for<GemvEpilogue::kSiluMul>(p, tiles, num_tiles, stream);
+        case GemvEpilogue::kRopeStore:
+            return launch_for<GemvEpilogue::kRopeStore>(p, tiles, num_tiles, stream);
+    }
+    return field_error("epilogue", "is unknown");
 }
 
 }  // namespace se::cuda

@@ -13,6 +13,7 @@
 
 #include "backend/cuda/activations.h"
 #include "backend/cuda/gemv_occupancy.h"
+#include "backend/ops.h"
 #include "core/dtype.h"
 #include "core/expected.h"
 #include "core/status.h"
@@ -35,7 +36,25 @@ struct GemvSegment {
 // segments[0] is gate, segments[1] up (the same n), and segments[0].y receives
 // silu(x · gate^T) * (x · up^T) in bf16, rounded as silu_mul of the two bf16 projections would
 // be (segments[1].y is not written).
-enum class GemvEpilogue { kStore, kSiluMul };
+//
+// kRopeStore is a decode step's attention input in one pass over q, k and v (segments 0, 1, 2):
+// q and k rotated by RoPE over whole heads, q into segments[0].y, k and v into the paged cache
+// (GemvRopeStore), with the bits of this launch with kStore followed by qk_norm_rope without
+// norms and with its store (segments[1].y and segments[2].y are not written).
+enum class GemvEpilogue { kStore, kSiluMul, kRopeStore };
+
+// Where kRopeStore's rotation and cache write take their inputs and put k and v.
+struct GemvRopeStore {
+    const int32_t* positions = nullptr;  // i32 [m]: each row's position
+    const float* inv_freq = nullptr;     // f32 [head_dim / 2], scaling already applied
+    const int64_t* slots = nullptr;      // i64 [m]: each row's cache entry; outside [0, num_slots)
+                                         // nothing is stored for the row
+    bf16* k_blocks = nullptr;            // bf16 [num_slots, segments[1].n]
+    bf16* v_blocks = nullptr;            // bf16 [num_slots, segments[2].n]
+    int64_t num_slots = 0;               // num_blocks * block_size
+    int32_t head_dim = 0;                // a multiple of 16 dividing every segment's n
+    RopeStyle style = RopeStyle::kNeox;  // rotary_dim = head_dim
+};
 
 // What a GEMV launch needs to know of its device to space a launch of few tiles over the SMs
 // (gemv_occupancy.h). Read once, at start-up, by gemv_device().
@@ -54,9 +73,10 @@ struct GemvParams {
     int32_t m = 0;                           // 1..kGemvMaxRows
     int64_t k = 0;                           // positive, a multiple of 8
     GemvSegment segments[kGemvMaxSegments];  // the first num_segments are used
-    int32_t num_segments = 0;                // 1..kGemvMaxSegments (2 for kSiluMul)
+    int32_t num_segments = 0;                // 1..kGemvMaxSegments (kSiluMul 2, kRopeStore 3)
     GemvEpilogue epilogue = GemvEpilogue::kStore;
     const GemvDevice* device = nullptr;  // from gemv_device(), read on the host; null: not spaced
+    GemvRopeStore rope = {};             // read for kRopeStore only
 };
 
 // Enqueues y_s = x · w_s^T for every used segment on `stream` (or the kSiluMul product), as a
