@@ -67,7 +67,7 @@ TEST_P(AddRmsNormTest, MatchesReference) {
 
 INSTANTIATE_TEST_SUITE_P(Shapes, AddRmsNormTest,
                          ::testing::Combine(::testing::Values(1, 7, 33),
-                                            ::testing::Values(8, 576, 2056, 8192),
+                                            ::testing::Values(8, 576, 2056, 4096, 8192, 12296),
                                             ::testing::Bool()));
 
 // Source rows of the gather: repeats, reversed order, a single row.
