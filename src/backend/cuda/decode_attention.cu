@@ -195,13 +195,14 @@ __global__ void __launch_bounds__(kThreads, 2)
 }
 
 // Second kernel: one block per (head, sequence); the lanes of the totals are its threads, the
-// accumulator chains its warps, the dims of a chain its lanes.
+// accumulator chains its warps, the dims of a chain its lanes. The sums are decode_merge.cuh's.
 template <int kHeadDim>
 __global__ void __launch_bounds__(kMergeLanes)
     decode_merge_kernel(DecodeAttentionParams p, int32_t num_parts) {
     using W = Workspace<kHeadDim>;
     constexpr int kLaneDims = kHeadDim / 32;
     constexpr int kLaneGroups = kMergeLanes / 32;
+    constexpr int kHeldRows = 4;
     static_assert(kLaneGroups == kMergeChains, "one chain per warp");
     pdl_launch_dependents();
     pdl_wait();  // the first pass's partials
@@ -217,6 +218,20 @@ __global__ void __launch_bounds__(kMergeLanes)
     const int32_t group = p.num_heads / p.num_kv_heads;
     const W ws{p.workspace, p.num_kv_heads, num_parts, group};
     auto row = [&](int32_t part) { return ws.row(seq, head / group, part, head % group); };
+
+    // The first kHeldRows rows of this warp's chain, loaded with the maxes below so that the round
+    // trips to memory overlap (one, not two, up to kMergeChains * kHeldRows partitions).
+    float held[kHeldRows][kLaneDims];
+    float held_max[kHeldRows];
+#pragma unroll
+    for (int i = 0; i < kHeldRows; ++i) {
+        const int32_t part = warp + i * kMergeChains;
+        if (part >= seq_parts) continue;
+        const float* r = row(part);
+#pragma unroll
+        for (int e = 0; e < kLaneDims; ++e) held[i][e] = r[lane * kLaneDims + e];
+        held_max[i] = r[W::kMax];
+    }
 
     float max = -INFINITY;
     for (int32_t i = threadIdx.x; i < seq_parts; i += kMergeLanes)
@@ -236,8 +251,15 @@ __global__ void __launch_bounds__(kMergeLanes)
     const LseMerge merge{max, 1.0f / sum_in_order(s_sum)};
 
     float chain[kLaneDims] = {};
+#pragma unroll
+    for (int i = 0; i < kHeldRows; ++i) {
+        if (warp + i * kMergeChains >= seq_parts) break;
+        const float f = merge.scale(held_max[i]);
+#pragma unroll
+        for (int e = 0; e < kLaneDims; ++e) chain[e] = fmaf(f, held[i][e], chain[e]);
+    }
 #pragma unroll 4
-    for (int32_t part = warp; part < seq_parts; part += kMergeChains) {
+    for (int32_t part = warp + kHeldRows * kMergeChains; part < seq_parts; part += kMergeChains) {
         const float* r = row(part);
         const float f = merge.scale(r[W::kMax]);
 #pragma unroll
