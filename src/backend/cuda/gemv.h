@@ -4,7 +4,7 @@
 // and lets the tensor cores do the arithmetic (see gemv.cu for the layout).
 //
 // f32 accumulation, one rounding to the output dtype. x must not overlap any weight or output
-// (it is read through the read-only cache while the outputs are written).
+// (CTAs still read x while others write their outputs).
 #pragma once
 
 #include <cuda_runtime_api.h>
