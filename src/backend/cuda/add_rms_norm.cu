@@ -31,18 +31,6 @@ __device__ __forceinline__ bool adds(const AddRmsNormParams& p) {
     return p.x != nullptr || p.x_f32 != nullptr;
 }
 
-// Row piece c of x (an f32 x rounded to bf16 first), when there is one.
-__device__ __forceinline__ void load_x(const AddRmsNormParams& p, int64_t base, int32_t c,
-                                       float (&x)[kVecElems]) {
-    if (p.x != nullptr) {
-        load_bf16x8(p.x + base + c, x);
-    } else {
-        load_f32x8(p.x_f32 + base + c, x);
-#pragma unroll
-        for (int i = 0; i < kVecElems; ++i) x[i] = __bfloat162float(__float2bfloat16(x[i]));
-    }
-}
-
 // Row piece c of the residual, r, after the add of x (when there is one), written back; the sum
 // of its squares added to sum_sq in element order.
 __device__ __forceinline__ void add_piece(const AddRmsNormParams& p, float* residual, int32_t c,
@@ -95,7 +83,7 @@ __global__ void __launch_bounds__(kThreads) add_rms_norm_kernel(AddRmsNormParams
         for (int j = 0; j < kHeld; ++j) {  // every load first, so that they overlap
             if (first + j * kStride >= p.cols) continue;
             load_f32x8(residual + first + j * kStride, r[j]);
-            if (adds(p)) load_x(p, base, first + j * kStride, x[j]);
+            if (adds(p)) load_act_x8(p.x, p.x_f32, base + first + j * kStride, x[j]);
         }
 #pragma unroll
         for (int j = 0; j < kHeld; ++j) {
@@ -114,7 +102,7 @@ __global__ void __launch_bounds__(kThreads) add_rms_norm_kernel(AddRmsNormParams
             float r[kVecElems];
             float x[kVecElems];
             load_f32x8(residual + c, r);
-            if (adds(p)) load_x(p, base, c, x);
+            if (adds(p)) load_act_x8(p.x, p.x_f32, base + c, x);
             add_piece(p, residual, c, r, x, sum_sq);
         }
         const float inv_rms =

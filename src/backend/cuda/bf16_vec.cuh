@@ -46,6 +46,20 @@ __device__ __forceinline__ void store_f32x8(float* dst, const float (&in)[kVecEl
     reinterpret_cast<float4*>(dst)[1] = make_float4(in[4], in[5], in[6], in[7]);
 }
 
+// 8 elements of a sublayer's output given as bf16 (x) or as f32 (x_f32, used where x is null: a
+// tensor-parallel all-reduce's sum), each f32 element rounded to bf16 first, as a matmul writing
+// bf16 would have rounded it; what residual_add and add_rms_norm add to the residual.
+__device__ __forceinline__ void load_act_x8(const __nv_bfloat16* x, const float* x_f32, int64_t at,
+                                            float (&out)[kVecElems]) {
+    if (x != nullptr) {
+        load_bf16x8(x + at, out);
+        return;
+    }
+    load_f32x8(x_f32 + at, out);
+#pragma unroll
+    for (int i = 0; i < kVecElems; ++i) out[i] = __bfloat162float(__float2bfloat16(out[i]));
+}
+
 // silu(gate) * up in f32, the arithmetic every SiLU·mul kernel shares (silu_mul.cu, the fused
 // GEMV epilogue), so that they give the same bits.
 __device__ __forceinline__ float silu_times(float gate, float up) {

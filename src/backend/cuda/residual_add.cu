@@ -18,13 +18,7 @@ __global__ void __launch_bounds__(kThreads) residual_add_kernel(ResidualAddParam
         float r[kVecElems];
         float v[kVecElems];
         load_f32x8(residual + c, r);
-        if (p.x != nullptr) {
-            load_bf16x8(p.x + row + c, v);
-        } else {
-            load_f32x8(p.x_f32 + row + c, v);
-#pragma unroll
-            for (int i = 0; i < kVecElems; ++i) v[i] = __bfloat162float(__float2bfloat16(v[i]));
-        }
+        load_act_x8(p.x, p.x_f32, row + c, v);
 #pragma unroll
         for (int i = 0; i < kVecElems; ++i) r[i] += v[i];
         store_f32x8(residual + c, r);
