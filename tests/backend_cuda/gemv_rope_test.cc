@@ -16,6 +16,7 @@
 #include <numeric>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "backend/cuda/gemv.h"
@@ -275,21 +276,18 @@ TEST_F(GemvRopeArgsTest, NamesWhatIsWrong) {
     p = valid();
     p.rope.num_slots = -1;
     expect_bad(p, "rope.num_slots is -1");
-    p = valid();
-    p.rope.positions = nullptr;
-    expect_bad(p, "rope.positions is null");
-    p = valid();
-    p.rope.inv_freq = nullptr;
-    expect_bad(p, "rope.inv_freq is null");
-    p = valid();
-    p.rope.slots = nullptr;
-    expect_bad(p, "rope.slots is null");
-    p = valid();
-    p.rope.k_blocks = nullptr;
-    expect_bad(p, "rope.k_blocks is null");
-    p = valid();
-    p.rope.v_blocks = nullptr;
-    expect_bad(p, "rope.v_blocks is null");
+    // Each pointer of the rotation and the store, cleared alone.
+    const std::pair<std::string, void (*)(GemvRopeStore&)> clears[] = {
+        {"rope.positions", [](GemvRopeStore& r) { r.positions = nullptr; }},
+        {"rope.inv_freq", [](GemvRopeStore& r) { r.inv_freq = nullptr; }},
+        {"rope.slots", [](GemvRopeStore& r) { r.slots = nullptr; }},
+        {"rope.k_blocks", [](GemvRopeStore& r) { r.k_blocks = nullptr; }},
+        {"rope.v_blocks", [](GemvRopeStore& r) { r.v_blocks = nullptr; }}};
+    for (const auto& [field, clear] : clears) {
+        p = valid();
+        clear(p.rope);
+        expect_bad(p, field + " is null");
+    }
 }
 
 }  // namespace
