@@ -136,8 +136,32 @@ __global__ void __launch_bounds__(kThreads, 2)
     const int32_t kv_len = clamped_kv_len(p, seq, num_parts);
     const DecodePartitionBlocks blocks = decode_partition_blocks(part, p.partition, p.block_size);
     copy_table(p, seq, blocks, s_table);
+    const int32_t num_keys = min(kv_len - part * p.partition, p.partition);
+    const int warp = threadIdx.x / 32;
+    const TileSource src{s_table, num_keys, blocks.offset, kv_head, __ffs(p.block_size) - 1};
+    // This warp's tiles are warp, warp + kWarps, ...; tile i of them lives in stage i % kStages.
+    const int32_t num_tiles = num_keys > 0 ? (num_keys + kTileKeys - 1) / kTileKeys : 0;
+    const int32_t my_tiles = warp < num_tiles ? (num_tiles - warp + kWarps - 1) / kWarps : 0;
+    const uint32_t ring = smem_address(smem + warp * T::kWarpBytes);
+    const auto copy_first_tiles = [&] {
+#pragma unroll
+        for (int i = 0; i < kStages - 1; ++i) {
+            if (i < my_tiles)
+                copy_tile<kHeadDim>(p, src, warp + i * kWarps, ring + i * T::kStageBytes);
+            cp_async_commit();
+        }
+    };
     // Lengths and tables come from the host's copy, which no kernel writes; q and this step's K
-    // and V are the previous kernels' output (pdl.cuh).
+    // and V are the previous kernels' output (pdl.cuh). A partition before its sequence's last
+    // holds only keys of earlier steps, which no kernel of this step writes (a step starts after
+    // the stream has drained, KV moves run between steps, and a decode step writes only each
+    // sequence's newest key, in its last partition), so its first tiles stream while the previous
+    // kernel ends.
+    const bool early = num_keys > 0 && part < seq_partitions(kv_len, p.partition) - 1;
+    if (early) {
+        __syncthreads();  // s_table
+        copy_first_tiles();
+    }
     pdl_wait();
     if (kv_len == 0) {
         if (part != 0) return;
@@ -146,24 +170,12 @@ __global__ void __launch_bounds__(kThreads, 2)
             out[i] = __float2bfloat16_rn(0.0f);
         return;
     }
-    const int32_t num_keys = min(kv_len - part * p.partition, p.partition);
     if (num_keys <= 0) return;  // past this sequence's end: no merge waits for this partition
-    const int warp = threadIdx.x / 32;
 
-    const TileSource src{s_table, num_keys, blocks.offset, kv_head, __ffs(p.block_size) - 1};
     WarpAttention<kHeadDim> w;
     init_warp(p, seq, kv_head, group, w);
     __syncthreads();
-
-    // This warp's tiles are warp, warp + kWarps, ...; tile i of them lives in stage i % kStages.
-    const int32_t num_tiles = (num_keys + kTileKeys - 1) / kTileKeys;
-    const int32_t my_tiles = warp < num_tiles ? (num_tiles - warp + kWarps - 1) / kWarps : 0;
-    const uint32_t ring = smem_address(smem + warp * T::kWarpBytes);
-#pragma unroll
-    for (int i = 0; i < kStages - 1; ++i) {
-        if (i < my_tiles) copy_tile<kHeadDim>(p, src, warp + i * kWarps, ring + i * T::kStageBytes);
-        cp_async_commit();
-    }
+    if (!early) copy_first_tiles();
     const float scale_log2 = p.scale * kLog2e;
     for (int32_t i = 0; i < my_tiles; ++i) {
         cp_async_wait<kStages - 2>();  // tile i has landed (for this lane's copies)
