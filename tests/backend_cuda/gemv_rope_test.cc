@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "backend/cuda/add_rms_norm.h"
 #include "backend/cuda/gemv.h"
 #include "backend/cuda/qk_norm_rope.h"
 #include "cuda_test_util.h"
@@ -144,9 +145,14 @@ GemvRopeStore rope_of(const Problem& p, Outputs& out) {
             .style = p.shape.style};
 }
 
-void run_fused(const Problem& p, Outputs& out) {
+// With norm set, x is not read (null): the launch computes it from the residual stream.
+void run_fused(const Problem& p, Outputs& out, const GemvInputNorm& norm) {
     GemvParams g = projections(p, out, GemvEpilogue::kRopeStore);
     g.rope = rope_of(p, out);
+    if (norm.residual != nullptr) {
+        g.x = nullptr;
+        g.norm = norm;
+    }
     must_ok(gemv(g, nullptr));
 }
 
@@ -170,11 +176,11 @@ void expect_poisoned(const DeviceBuffer& buf, size_t count, const std::string& w
     EXPECT_EQ(written, 0) << what << " was written";
 }
 
-void expect_fused_equals_unfused(const Problem& p) {
+void expect_fused_equals_unfused(const Problem& p, const GemvInputNorm& norm = {}) {
     Outputs want(p);
     run_unfused(p, want);
     Outputs got(p);
-    run_fused(p, got);
+    run_fused(p, got, norm);
     expect_same_bits(got.q, want.q, p.q_elems(), p.ldq(), "q");
     expect_same_bits(got.k_cache, want.k_cache, p.cache_elems(), p.kv_width(), "k cache");
     expect_same_bits(got.v_cache, want.v_cache, p.cache_elems(), p.kv_width(), "v cache");
@@ -206,6 +212,33 @@ TEST(GemvRopeStore, SameBitsAsGemvThenRopeAndStore) {
                          std::to_string(s.kv_heads) + ", head_dim " + std::to_string(s.head_dim) +
                          ", k " + std::to_string(s.hidden));
             expect_fused_equals_unfused(Problem(m, s));
+        }
+    }
+}
+
+// A folded seam's q|k|v launch: x normalised by the launch itself (GemvInputNorm) against
+// add_rms_norm's x (nothing added) read by the unfused path.
+TEST(GemvRopeStore, WithInputNormSameBitsAsRmsNormThenTheUnfusedPath) {
+    const Shape shapes[] = {{32, 8, 128, 4096, RopeStyle::kNeox},
+                            {9, 3, 64, 576, RopeStyle::kNeox}};
+    for (const int32_t m : {1, 3, 8}) {
+        for (const Shape& s : shapes) {
+            SCOPED_TRACE("m " + std::to_string(m) + ", k " + std::to_string(s.hidden));
+            Problem p(m, s);
+            const DeviceBuffer residual =
+                upload(testing::random_floats(m * s.hidden, 40 + m, -4.0f, 4.0f));
+            const DeviceBuffer weight = upload(testing::random_floats(s.hidden, 41, 0.25f, 1.75f));
+            must_ok(add_rms_norm({.residual = residual.as<float>(),
+                                  .weight = weight.as<float>(),
+                                  .out = p.x.as<bf16>(),
+                                  .num_rows = m,
+                                  .cols = static_cast<int32_t>(s.hidden),
+                                  .eps = 1e-5f},
+                                 nullptr));
+            expect_fused_equals_unfused(p, {.residual = residual.as<float>(),
+                                            .ld = s.hidden,
+                                            .weight = weight.as<float>(),
+                                            .eps = 1e-5f});
         }
     }
 }
