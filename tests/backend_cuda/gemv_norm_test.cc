@@ -104,7 +104,12 @@ void expect_same_bits(const DeviceBuffer& got, const DeviceBuffer& want, size_t 
 
 // m up to kGemvMaxNormedRows; k of one piece per thread and less (64, 200, 576), SmolLM2's and the
 // 8B model's hidden sizes, a ragged 2056 and an 8200 that takes add_rms_norm's looping kernel.
-TEST(GemvInputNorm, SameBitsAsRmsNormThenGemv) {
+class GemvInputNormTest : public ::testing::Test {
+  protected:
+    const GemvDevice device_ = testing::must(gemv_device());
+};
+
+TEST_F(GemvInputNormTest, SameBitsAsRmsNormThenGemv) {
     struct Case {
         int32_t m;
         int64_t k;
@@ -119,11 +124,17 @@ TEST(GemvInputNorm, SameBitsAsRmsNormThenGemv) {
             const DeviceBuffer x = p.normed_x();
             DeviceBuffer want = poisoned(p.y_elems() * 2);
             must_ok(gemv(launch_of(p, x.as<bf16>(), e, want.data()), nullptr));
-            DeviceBuffer got = poisoned(p.y_elems() * 2);
-            GemvParams g = launch_of(p, nullptr, e, got.data());
-            g.norm = p.norm();
-            must_ok(gemv(g, nullptr));
-            expect_same_bits(got, want, p.y_elems(), p.ldy(), "y");
+            // Without the device's numbers, and with them: a launch of few tiles is spaced over
+            // the SMs by shared memory it asks for, which must hold the staged x too.
+            for (const GemvDevice* device : {static_cast<const GemvDevice*>(nullptr), &device_}) {
+                DeviceBuffer got = poisoned(p.y_elems() * 2);
+                GemvParams g = launch_of(p, nullptr, e, got.data());
+                g.norm = p.norm();
+                g.device = device;
+                must_ok(gemv(g, nullptr));
+                expect_same_bits(got, want, p.y_elems(), p.ldy(),
+                                 device == nullptr ? "y" : "y, spaced");
+            }
         }
     }
 }

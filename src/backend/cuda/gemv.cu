@@ -598,11 +598,15 @@ int64_t spacing_smem(int64_t num_tiles, int halves, const GemvDevice* device) {
     return gemv_dynamic_smem(cap, partial_bytes(halves), device->smem);
 }
 
-// Both kernels of up to 8 rows of x, with and without the norm (kAddResidual takes none).
+// Both kernels of up to 8 rows of x, with and without the norm (kAddResidual takes none): all the
+// dynamic shared memory a CTA may have beside the kernel's static shared memory.
 template <GemvEpilogue kEpilogue>
 Status allow_spacing(const SmSharedMemory& smem) {
-    const int most = static_cast<int>(smem.max_per_cta - partial_bytes(1));
-    const auto allow = [most](auto kernel) {
+    const auto allow = [&smem](auto kernel) {
+        cudaFuncAttributes attributes{};
+        SE_RETURN_IF_ERROR(cuda_status(cudaFuncGetAttributes(&attributes, kernel), kName));
+        const auto most =
+            static_cast<int>(smem.max_per_cta - static_cast<int64_t>(attributes.sharedSizeBytes));
         return cuda_status(
             cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, most), kName);
     };
