@@ -37,16 +37,6 @@ struct QkNorm {
     float eps = 1e-6f;
 };
 
-// A projection's input given as the norm of the residual stream: x act [n, c] =
-// rms_norm(residual f32 [n, c]) * weight f32 [1, c]. x is storage that the default fills
-// (rms_norm) and a backend that folds the norm into the projection may leave untouched.
-struct InputNorm {
-    ConstTensorView residual;
-    ConstTensorView weight;
-    float eps = 1e-6f;
-    TensorView x;
-};
-
 struct AttentionArgs {
     int32_t num_heads = 0;
     int32_t num_kv_heads = 0;
@@ -196,35 +186,6 @@ class Ops : public BackendMemory {
         SE_CHECK(ws.size() == 3 && ys.size() == 3);
         project(x, ws, ys);
         qk_norm_rope_store(ys[0], ys[1], ys[2], positions, args, QkNorm{}, write, cache);
-    }
-
-    // The seam between two sublayers folded into the projections on either side of it, for a
-    // backend that can add a projection to the residual stream and normalise a projection's
-    // input as it loads it: where folds_residual_norm(n) holds for a step of n tokens, the model
-    // calls matmul_add and the norm_project ops where it would call matmul, add_rms_norm and the
-    // projections. The defaults are those ops, in that order, with their bits.
-    virtual bool folds_residual_norm(int64_t rows) const { return false; }
-
-    // residual f32 [n, out] += x act [n, in] · w^T rounded to act, as matmul into an act tensor
-    // and add() would do; scratch act [n, out] holds the default's product.
-    virtual void matmul_add(const ConstTensorView& x, const ConstTensorView& w, TensorView residual,
-                            TensorView scratch) {
-        matmul(x, w, scratch);
-        add(residual, scratch);
-    }
-
-    // project_silu_mul and project_rope_store of x = rms_norm(in.residual) * in.weight (InputNorm).
-    virtual void norm_project_silu_mul(const InputNorm& in, std::span<const ConstTensorView> ws,
-                                       std::span<const TensorView> ys, TensorView y) {
-        rms_norm(in.residual, in.weight, in.eps, in.x);
-        project_silu_mul(in.x, ws, ys, y);
-    }
-    virtual void norm_project_rope_store(const InputNorm& in, std::span<const ConstTensorView> ws,
-                                         std::span<const TensorView> ys,
-                                         std::span<const int32_t> positions, const RopeArgs& args,
-                                         const KvWrite& write, const PagedKvCache& cache) {
-        rms_norm(in.residual, in.weight, in.eps, in.x);
-        project_rope_store(in.x, ws, ys, positions, args, write, cache);
     }
 
     // y act [n, c] = silu(gate act [n, c]) * up act [n, c]; y may alias gate or up.

@@ -141,9 +141,7 @@ void DecoderModel::forward(const ForwardBatch& batch, LayerAttention& attention,
                              static_cast<int32_t>(shard_.vocab_first), a.x);
         comm_->all_reduce(a.x, ReduceOp::kSum);
     }
-    // Folded seams: each sublayer's first projection normalises the residual stream itself.
-    fold_seams_ = comm_ == nullptr && ops_.folds_residual_norm(n);
-    if (!fold_seams_) ops_.rms_norm(a.x, weights_.layers[0].input_norm, config_.rms_norm_eps, a.h);
+    ops_.rms_norm(a.x, weights_.layers[0].input_norm, config_.rms_norm_eps, a.h);
     for (int32_t layer = 0; layer < config_.num_layers; ++layer) {
         attention_block(layer, batch, attention);
         mlp_block(layer);
@@ -162,38 +160,14 @@ void DecoderModel::attention_block(int32_t layer, const ForwardBatch& batch,
         // Nothing between the projections and RoPE: one op from the normed input to the cache.
         const ConstTensorView qkv_w[] = {w.q_proj, w.k_proj, w.v_proj};
         const TensorView qkv[] = {a.q, a.k, a.v};
-        if (fold_seams_) {
-            ops_.norm_project_rope_store(input_norm(w.input_norm), qkv_w, qkv, batch.positions,
-                                         rope_args(), plain->write, *plain->cache);
-        } else {
-            ops_.project_rope_store(a.h, qkv_w, qkv, batch.positions, rope_args(), plain->write,
-                                    *plain->cache);
-        }
+        ops_.project_rope_store(a.h, qkv_w, qkv, batch.positions, rope_args(), plain->write,
+                                *plain->cache);
     } else {
-        if (fold_seams_) ops_.rms_norm(a.x, w.input_norm, config_.rms_norm_eps, a.h);
         attention_input(layer, batch, attention, plain);
     }
     attention.attend(layer, a.q, a.attn);
-    add_to_residual(a.attn, w.o_proj, w.o_bias, &w.post_norm);
-}
-
-InputNorm DecoderModel::input_norm(const ConstTensorView& weight) const {
-    return {.residual = act_.x, .weight = weight, .eps = config_.rms_norm_eps, .x = act_.h};
-}
-
-void DecoderModel::add_to_residual(const ConstTensorView& x, const ConstTensorView& w,
-                                   const ConstTensorView& bias, const ConstTensorView* next_norm) {
-    Activations& a = act_;
-    if (fold_seams_ && bias.empty()) {
-        ops_.matmul_add(x, w, a.x, a.proj);
-        return;
-    }
-    const TensorView out = row_parallel(x, w, bias);
-    if (fold_seams_ || next_norm == nullptr) {
-        ops_.add(a.x, out);
-    } else {
-        ops_.add_rms_norm(a.x, out, *next_norm, config_.rms_norm_eps, a.h);
-    }
+    const TensorView out = row_parallel(a.attn, w.o_proj, w.o_bias);
+    ops_.add_rms_norm(a.x, out, w.post_norm, config_.rms_norm_eps, a.h);
 }
 
 void DecoderModel::attention_input(int32_t layer, const ForwardBatch& batch,
@@ -231,14 +205,14 @@ void DecoderModel::mlp_block(int32_t layer) {
     Activations& a = act_;
     const ConstTensorView gate_up_w[] = {w.gate_proj, w.up_proj};
     const TensorView gate_up[] = {a.gate, a.up};
-    if (fold_seams_) {
-        ops_.norm_project_silu_mul(input_norm(w.post_norm), gate_up_w, gate_up, a.gate);
+    ops_.project_silu_mul(a.h, gate_up_w, gate_up, a.gate);
+    const TensorView out = row_parallel(a.gate, w.down_proj, ConstTensorView{});
+    if (layer + 1 < config_.num_layers) {
+        ops_.add_rms_norm(a.x, out, weights_.layers[layer + 1].input_norm, config_.rms_norm_eps,
+                          a.h);
     } else {
-        ops_.project_silu_mul(a.h, gate_up_w, gate_up, a.gate);
+        ops_.add(a.x, out);
     }
-    const bool last = layer + 1 == config_.num_layers;
-    add_to_residual(a.gate, w.down_proj, ConstTensorView{},
-                    last ? nullptr : &weights_.layers[layer + 1].input_norm);
 }
 
 TensorView DecoderModel::row_parallel(const ConstTensorView& x, const ConstTensorView& w,

@@ -69,12 +69,6 @@ class DecoderModel {
     RopeArgs rope_args() const;
     // Ends with the residual add, fused with the next layer's input norm when there is one.
     void mlp_block(int32_t layer);
-    // The residual stream (act.x) += x · w^T (+ bias), then the next sublayer's norm of it into
-    // act.h (add_rms_norm), unless the seams are folded (the next projection normalises act.x
-    // itself: input_norm) or next_norm is null (the last layer's, which the final norm reads).
-    void add_to_residual(const ConstTensorView& x, const ConstTensorView& w,
-                         const ConstTensorView& bias, const ConstTensorView* next_norm);
-    InputNorm input_norm(const ConstTensorView& weight) const;
     void lm_head(const ForwardBatch& batch, TensorView logits);
     // Final norm and LM head of the logit rows into logits [rows, the rank's vocabulary rows].
     void lm_head_rows(const ForwardBatch& batch, TensorView logits);
@@ -90,7 +84,6 @@ class DecoderModel {
     Ops& ops_;
     Communicator* comm_ = nullptr;  // null: one rank
     bool sums_in_f32_ = false;      // row-parallel sums in F32 (act.proj_sum)
-    bool fold_seams_ = false;       // this step: Ops::folds_residual_norm (one rank only)
     BackendBuffer shard_logits_;    // f32 [num_logit_rows, the rank's vocabulary rows]
     std::vector<float> inv_freq_;   // f32 [head_dim / 2]
     Activations act_;

@@ -19,7 +19,6 @@
 #include <utility>
 #include <vector>
 
-#include "backend/cuda/add_rms_norm.h"
 #include "backend/cuda/gemv.h"
 #include "backend/cuda/qk_norm_rope.h"
 #include "cuda_test_util.h"
@@ -145,14 +144,9 @@ GemvRopeStore rope_of(const Problem& p, Outputs& out) {
             .style = p.shape.style};
 }
 
-// With norm set, x is not read (null): the launch computes it from the residual stream.
-void run_fused(const Problem& p, Outputs& out, const GemvInputNorm& norm) {
+void run_fused(const Problem& p, Outputs& out) {
     GemvParams g = projections(p, out, GemvEpilogue::kRopeStore);
     g.rope = rope_of(p, out);
-    if (norm.residual != nullptr) {
-        g.x = nullptr;
-        g.norm = norm;
-    }
     must_ok(gemv(g, nullptr));
 }
 
@@ -176,11 +170,11 @@ void expect_poisoned(const DeviceBuffer& buf, size_t count, const std::string& w
     EXPECT_EQ(written, 0) << what << " was written";
 }
 
-void expect_fused_equals_unfused(const Problem& p, const GemvInputNorm& norm = {}) {
+void expect_fused_equals_unfused(const Problem& p) {
     Outputs want(p);
     run_unfused(p, want);
     Outputs got(p);
-    run_fused(p, got, norm);
+    run_fused(p, got);
     expect_same_bits(got.q, want.q, p.q_elems(), p.ldq(), "q");
     expect_same_bits(got.k_cache, want.k_cache, p.cache_elems(), p.kv_width(), "k cache");
     expect_same_bits(got.v_cache, want.v_cache, p.cache_elems(), p.kv_width(), "v cache");
@@ -213,34 +207,6 @@ TEST(GemvRopeStore, SameBitsAsGemvThenRopeAndStore) {
                          ", k " + std::to_string(s.hidden));
             expect_fused_equals_unfused(Problem(m, s));
         }
-    }
-}
-
-// A folded seam's q|k|v launch: x normalised by the launch itself (GemvInputNorm) against
-// add_rms_norm's x (nothing added) read by the unfused path.
-TEST(GemvRopeStore, WithInputNormSameBitsAsRmsNormThenTheUnfusedPath) {
-    const Shape llama{32, 8, 128, 4096, RopeStyle::kNeox};
-    const Shape smollm2{9, 3, 64, 576, RopeStyle::kNeox};
-    // Up to the rows whose normed x fits the staging (5 at k 4096, 8 at k 576).
-    const std::pair<int32_t, Shape> cases[] = {
-        {1, llama}, {3, llama}, {5, llama}, {1, smollm2}, {8, smollm2}};
-    for (const auto& [m, s] : cases) {
-        SCOPED_TRACE("m " + std::to_string(m) + ", k " + std::to_string(s.hidden));
-        Problem p(m, s);
-        const DeviceBuffer residual =
-            upload(testing::random_floats(m * s.hidden, 40 + m, -4.0f, 4.0f));
-        const DeviceBuffer weight = upload(testing::random_floats(s.hidden, 41, 0.25f, 1.75f));
-        must_ok(add_rms_norm({.residual = residual.as<float>(),
-                              .weight = weight.as<float>(),
-                              .out = p.x.as<bf16>(),
-                              .num_rows = m,
-                              .cols = static_cast<int32_t>(s.hidden),
-                              .eps = 1e-5f},
-                             nullptr));
-        expect_fused_equals_unfused(p, {.residual = residual.as<float>(),
-                                        .ld = s.hidden,
-                                        .weight = weight.as<float>(),
-                                        .eps = 1e-5f});
     }
 }
 

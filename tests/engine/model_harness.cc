@@ -9,19 +9,11 @@
 
 namespace se::testing {
 
-namespace {
-
-LoadedModel must_load(const std::string& model_path) {
+ModelHarness::ModelHarness(const std::string& model_path, int32_t num_threads, int32_t block_size,
+                           const std::string& device, bool enforce_eager) {
     auto loaded = load_model({.model = model_path});
     SE_CHECK(loaded.ok(), "%s", loaded.status().to_string().c_str());
-    return std::move(loaded).value();
-}
-
-}  // namespace
-
-ModelHarness::ModelHarness(const std::string& model_path, int32_t num_threads, int32_t block_size,
-                           const std::string& device, bool enforce_eager)
-    : loaded_(must_load(model_path)) {
+    loaded_ = std::move(loaded).value();
     auto ops = create_backend({.device = device,
                                .num_threads = num_threads,
                                .max_step_tokens = 4096,
@@ -32,17 +24,7 @@ ModelHarness::ModelHarness(const std::string& model_path, int32_t num_threads, i
                                .head_dim = loaded_.config.head_dim,
                                .enforce_eager = enforce_eager});
     SE_CHECK(ops.ok(), "%s", ops.status().to_string().c_str());
-    init(std::move(ops).value(), block_size);
-}
-
-ModelHarness::ModelHarness(const std::string& model_path, std::unique_ptr<Ops> ops,
-                           int32_t block_size)
-    : loaded_(must_load(model_path)) {
-    init(std::move(ops), block_size);
-}
-
-void ModelHarness::init(std::unique_ptr<Ops> ops, int32_t block_size) {
-    ops_ = std::move(ops);
+    ops_ = std::move(ops).value();
     if (!ops_->host_memory()) {
         auto device_weights = upload_weights(loaded_.weights, *ops_, ops_->activation_dtype());
         SE_CHECK(device_weights.ok(), "%s", device_weights.status().to_string().c_str());

@@ -20,8 +20,6 @@ class ModelHarness {
     // enforce_eager: as --enforce-eager (the GPU runs no CUDA graphs).
     ModelHarness(const std::string& model_path, int32_t num_threads, int32_t block_size = 16,
                  const std::string& device = "cpu", bool enforce_eager = false);
-    // The model on ops the test built (the weights uploaded where they are not host memory).
-    ModelHarness(const std::string& model_path, std::unique_ptr<Ops> ops, int32_t block_size = 16);
 
     const ModelConfig& config() const { return loaded_.config; }
     Ops& ops() const { return *ops_; }
@@ -41,8 +39,6 @@ class ModelHarness {
                                                   const std::vector<int32_t>& num_tokens);
 
   private:
-    void init(std::unique_ptr<Ops> ops, int32_t block_size);
-
     LoadedModel loaded_;
     std::unique_ptr<Ops> ops_;
     std::unique_ptr<DecoderModel> model_;

@@ -3,13 +3,27 @@
 #include "backend/cuda/cuda_status.h"
 #include "backend/cuda/launch_checks.h"
 #include "backend/cuda/pdl.cuh"
-#include "backend/cuda/rms_norm_row.cuh"
 
 namespace se::cuda {
 namespace {
 
-constexpr int kThreads = kNormThreads;
-constexpr int32_t kStride = kNormStride;
+constexpr int kThreads = 256;
+constexpr int kWarps = kThreads / 32;
+
+__device__ float block_sum(float v, float* scratch /* f32 [kWarps] */) {
+#pragma unroll
+    for (int off = 16; off > 0; off /= 2) v += __shfl_xor_sync(0xffffffffu, v, off);
+    const int warp = threadIdx.x / 32;
+    if (threadIdx.x % 32 == 0) scratch[warp] = v;
+    __syncthreads();
+    float total = 0.0f;
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) total += scratch[w];
+    return total;
+}
+
+// Columns a thread takes in one 16-byte piece, and the row's pieces between two of its own.
+constexpr int32_t kStride = kThreads * kVecElems;
 // Rows of up to kMaxHeldPieces * kStride columns (8192) stay in registers between the passes.
 constexpr int kMaxHeldPieces = 4;
 
@@ -27,13 +41,15 @@ __device__ __forceinline__ void add_piece(const AddRmsNormParams& p, float* resi
         for (int i = 0; i < kVecElems; ++i) r[i] += x[i];
         store_f32x8(residual + c, r);
     }
-    add_squares(r, sum_sq);
+#pragma unroll
+    for (int i = 0; i < kVecElems; ++i) sum_sq += r[i] * r[i];
 }
 
 __device__ __forceinline__ void store_normed(const AddRmsNormParams& p, int64_t base, int32_t c,
                                              float (&r)[kVecElems], const float (&w)[kVecElems],
                                              float inv_rms) {
-    normalise(r, w, inv_rms);
+#pragma unroll
+    for (int i = 0; i < kVecElems; ++i) r[i] = w[i] * (r[i] * inv_rms);
     store_bf16x8(p.out + base + c, r);
 }
 
@@ -45,7 +61,7 @@ __device__ __forceinline__ void store_normed(const AddRmsNormParams& p, int64_t 
 // round in the same order: the same bits.
 template <int kHeld>
 __global__ void __launch_bounds__(kThreads) add_rms_norm_kernel(AddRmsNormParams p) {
-    __shared__ float scratch[kNormWarps];
+    __shared__ float scratch[kWarps];
     constexpr int kPieces = kHeld > 0 ? kHeld : 1;
     float w[kPieces][kVecElems];
     const int32_t first = static_cast<int32_t>(threadIdx.x) * kVecElems;
@@ -74,7 +90,8 @@ __global__ void __launch_bounds__(kThreads) add_rms_norm_kernel(AddRmsNormParams
             if (first + j * kStride < p.cols)
                 add_piece(p, residual, first + j * kStride, r[j], x[j], sum_sq);
         }
-        const float inv_rms = inv_rms_of(block_sum(sum_sq, scratch), p.cols, p.eps);
+        const float inv_rms =
+            rsqrtf(block_sum(sum_sq, scratch) / static_cast<float>(p.cols) + p.eps);
 #pragma unroll
         for (int j = 0; j < kHeld; ++j) {
             if (first + j * kStride < p.cols)
@@ -88,7 +105,8 @@ __global__ void __launch_bounds__(kThreads) add_rms_norm_kernel(AddRmsNormParams
             if (adds(p)) load_act_x8(p.x, p.x_f32, base + c, x);
             add_piece(p, residual, c, r, x, sum_sq);
         }
-        const float inv_rms = inv_rms_of(block_sum(sum_sq, scratch), p.cols, p.eps);
+        const float inv_rms =
+            rsqrtf(block_sum(sum_sq, scratch) / static_cast<float>(p.cols) + p.eps);
         for (int32_t c = first; c < p.cols; c += kStride) {
             float r[kVecElems];
             load_f32x8(residual + c, r);

@@ -260,12 +260,6 @@ void CudaOps::project_silu_mul(const ConstTensorView& x, std::span<const ConstTe
         Ops::project_silu_mul(x, ws, ys, y);
         return;
     }
-    silu_mul_projection(x, GemvInputNorm{}, ws, ys, y);
-}
-
-void CudaOps::silu_mul_projection(const ConstTensorView& x, const GemvInputNorm& norm,
-                                  std::span<const ConstTensorView> ws,
-                                  std::span<const TensorView> ys, TensorView y) {
     const Timed timed(*this, "matmul");
     SE_CHECK(ws[0].rows == ws[1].rows && ws[0].cols == x.cols && ws[1].cols == x.cols &&
                  y.rows == x.rows && y.cols == ws[0].rows && y.dtype == DType::kBF16,
@@ -274,9 +268,7 @@ void CudaOps::silu_mul_projection(const ConstTensorView& x, const GemvInputNorm&
     if (x.rows == 0 || replaying()) return;
     // The fused kernel writes silu(gate) * up to segment 0's output: y, not the gate storage.
     const TensorView outs[] = {y, ys[1]};
-    GemvParams p = gemv_params(x, ws, outs, GemvEpilogue::kSiluMul);
-    p.norm = norm;
-    must(gemv(p, stream_.get()));
+    run_gemv(x, ws, outs, GemvEpilogue::kSiluMul);
 }
 
 void CudaOps::add_bias(TensorView y, const ConstTensorView& bias) {

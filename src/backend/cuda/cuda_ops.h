@@ -94,17 +94,6 @@ class CudaOps final : public Ops {
                             std::span<const TensorView> ys, std::span<const int32_t> positions,
                             const RopeArgs& args, const KvWrite& write,
                             const PagedKvCache& cache) override;
-    // The folded seams (cuda_ops_seams.cc): at one row the residual add is the row-parallel
-    // GEMV's epilogue (kAddResidual) and the norm the next GEMV's prologue (GemvInputNorm).
-    bool folds_residual_norm(int64_t rows) const override;
-    void matmul_add(const ConstTensorView& x, const ConstTensorView& w, TensorView residual,
-                    TensorView scratch) override;
-    void norm_project_silu_mul(const InputNorm& in, std::span<const ConstTensorView> ws,
-                               std::span<const TensorView> ys, TensorView y) override;
-    void norm_project_rope_store(const InputNorm& in, std::span<const ConstTensorView> ws,
-                                 std::span<const TensorView> ys, std::span<const int32_t> positions,
-                                 const RopeArgs& args, const KvWrite& write,
-                                 const PagedKvCache& cache) override;
     void silu_mul(const ConstTensorView& gate, const ConstTensorView& up, TensorView y) override;
     void store_kv(const ConstTensorView& k, const ConstTensorView& v, const KvWrite& write,
                   const PagedKvCache& cache) override;
@@ -164,18 +153,6 @@ class CudaOps final : public Ops {
                   std::span<const TensorView> ys, GemvEpilogue epilogue);
     GemvParams gemv_params(const ConstTensorView& x, std::span<const ConstTensorView> ws,
                            std::span<const TensorView> ys, GemvEpilogue epilogue) const;
-    // in as a GEMV's input norm where a launch can fold it (at most kGemvMaxNormedRows rows, the
-    // staged x within bounds); else an empty one (norm.residual null: rms_norm first).
-    GemvInputNorm folded_norm(const InputNorm& in) const;
-    // project_silu_mul and project_rope_store, their GEMV's x given by `norm` where it is set
-    // (norm.residual non-null: a folded seam, x only the shapes' carrier).
-    void silu_mul_projection(const ConstTensorView& x, const GemvInputNorm& norm,
-                             std::span<const ConstTensorView> ws, std::span<const TensorView> ys,
-                             TensorView y);
-    void rope_store_projection(const ConstTensorView& x, const GemvInputNorm& norm,
-                               std::span<const ConstTensorView> ws, std::span<const TensorView> ys,
-                               std::span<const int32_t> positions, const RopeArgs& args,
-                               const KvWrite& write, const PagedKvCache& cache);
     // Device memory zeroed on the stream, the zeros in place when this returns.
     Expected<DeviceBuffer> allocate_zeroed(size_t bytes);
     // buffer, grown to `bytes` (zeroed or not) outside graph steps, once nothing reads it.

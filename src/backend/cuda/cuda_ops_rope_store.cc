@@ -1,7 +1,6 @@
 // CudaOps: a layer's q and k before attention (RoPE, with Qwen3's per-head norms) and the write
 // of its K and V into the paged cache, apart or in one launch, or in the launch of the q, k and v
-// projections themselves (a decode step without norms: GemvEpilogue::kRopeStore), which may also
-// normalise its input (a folded seam: norm_project_rope_store).
+// projections themselves (a decode step without norms: GemvEpilogue::kRopeStore).
 #include "backend/cuda/cuda_ops.h"
 #include "backend/cuda/cuda_ops_args.h"
 #include "backend/cuda/gemv.h"
@@ -21,12 +20,6 @@ void check_kv_write(const ConstTensorView& k, const ConstTensorView& v, const Kv
              dtype_name(layout.dtype).data());
     SE_CHECK(k.rows == static_cast<int64_t>(write.slots.size()) && v.rows == k.rows &&
              k.cols == layout.entry_elems() && v.cols == k.cols);
-}
-
-// Whether kRopeStore can rotate these heads: RoPE over whole heads of a multiple of 16.
-bool gemv_rotates(const RopeArgs& args) {
-    return static_cast<int64_t>(args.inv_freq.size()) * 2 == args.head_dim &&
-           args.head_dim % 16 == 0;
 }
 
 }  // namespace
@@ -115,31 +108,12 @@ void CudaOps::project_rope_store(const ConstTensorView& x, std::span<const Const
                                  const RopeArgs& args, const KvWrite& write,
                                  const PagedKvCache& cache) {
     SE_CHECK(ws.size() == 3 && ys.size() == 3);
-    if (x.rows > kGemvMaxRows || !gemv_rotates(args)) {
+    const bool whole_heads =
+        static_cast<int64_t>(args.inv_freq.size()) * 2 == args.head_dim && args.head_dim % 16 == 0;
+    if (x.rows > kGemvMaxRows || !whole_heads) {
         Ops::project_rope_store(x, ws, ys, positions, args, write, cache);
         return;
     }
-    rope_store_projection(x, GemvInputNorm{}, ws, ys, positions, args, write, cache);
-}
-
-void CudaOps::norm_project_rope_store(const InputNorm& in, std::span<const ConstTensorView> ws,
-                                      std::span<const TensorView> ys,
-                                      std::span<const int32_t> positions, const RopeArgs& args,
-                                      const KvWrite& write, const PagedKvCache& cache) {
-    SE_CHECK(ws.size() == 3 && ys.size() == 3);
-    const GemvInputNorm norm = folded_norm(in);
-    if (norm.residual == nullptr || !gemv_rotates(args)) {
-        Ops::norm_project_rope_store(in, ws, ys, positions, args, write, cache);
-        return;
-    }
-    rope_store_projection(in.x, norm, ws, ys, positions, args, write, cache);
-}
-
-void CudaOps::rope_store_projection(const ConstTensorView& x, const GemvInputNorm& norm,
-                                    std::span<const ConstTensorView> ws,
-                                    std::span<const TensorView> ys,
-                                    std::span<const int32_t> positions, const RopeArgs& args,
-                                    const KvWrite& write, const PagedKvCache& cache) {
     const Timed timed(*this, "project_rope_store");
     check_kv_write(ys[1], ys[2], write, cache);
     SE_CHECK(static_cast<int64_t>(positions.size()) == x.rows);
@@ -163,7 +137,6 @@ void CudaOps::rope_store_projection(const ConstTensorView& x, const GemvInputNor
               .num_slots = cache.num_blocks * cache.layout.block_size,
               .head_dim = args.head_dim,
               .style = args.style};
-    p.norm = norm;
     must(gemv(p, stream_.get()));
 }
 

@@ -51,7 +51,6 @@
 // projection's output would be and rotates them (rope_pair.cuh); v tiles are plain 16-row ones.
 // q goes to its output, k and v to their cache entries: the projections, RoPE and the KV store in
 // one launch, with the roundings of the three.
-#include <algorithm>
 #include <climits>
 #include <string>
 #include <string_view>
@@ -63,7 +62,6 @@
 #include "backend/cuda/gemv_occupancy.h"
 #include "backend/cuda/launch_checks.h"
 #include "backend/cuda/pdl.cuh"
-#include "backend/cuda/rms_norm_row.cuh"
 #include "backend/cuda/rope_pair.cuh"
 #include "backend/cuda/warp_mma.cuh"
 #include "core/expected.h"
@@ -208,7 +206,6 @@ __device__ __forceinline__ void store_rope(const GemvRopeStore& rope, const Segm
 // and stores the used part: thread e owns x row e / 16 and tile row e % 16, so neighbouring
 // threads write neighbouring y. With kSiluMul tile rows 0..7 are gate and 8..15 up of output
 // features row0 + (0..7); the threads of rows 0..7 write both. kRopeStore: store_rope.
-// kAddResidual: `residual` is the thread's element of y as the kernel found it.
 // The CTA's shared memory: store_tile's partial sums, f32 [warp, half * 4 + register, lane].
 __host__ __device__ constexpr int64_t partial_bytes(int halves) {
     return int64_t{kWarps} * halves * 4 * 32 * 4;
@@ -216,8 +213,7 @@ __host__ __device__ constexpr int64_t partial_bytes(int halves) {
 
 template <int kHalves, GemvEpilogue kEpilogue>
 __device__ __forceinline__ void store_tile(const float (&acc)[kHalves][4], const GemvParams& p,
-                                           const SegmentView& s, int seg, int64_t row0,
-                                           float residual) {
+                                           const SegmentView& s, int seg, int64_t row0) {
     __shared__ float partial[kWarps][kHalves * 4][32];
     static_assert(sizeof(partial) == partial_bytes(kHalves));
     const int lane = threadIdx.x % 32;
@@ -248,11 +244,6 @@ __device__ __forceinline__ void store_tile(const float (&acc)[kHalves][4], const
         const int64_t row = row0 + r;
         if (r >= kTileRows / 2 || row >= s.n) return;
         static_cast<bf16*>(s.y)[int64_t{col} * s.ldy + row] = silu_mul_of(sum_of(r), sum_of(r + 8));
-    } else if constexpr (kEpilogue == GemvEpilogue::kAddResidual) {
-        const int64_t row = row0 + r;
-        if (row >= s.n) return;
-        const float product = __bfloat162float(__float2bfloat16_rn(sum_of(r)));
-        static_cast<float*>(s.y)[int64_t{col} * s.ldy + row] = residual + product;
     } else {
         const int64_t row = row0 + r;
         if (row >= s.n) return;
@@ -266,37 +257,6 @@ __device__ __forceinline__ void store_tile(const float (&acc)[kHalves][4], const
     }
 }
 
-constexpr int64_t kStagePad = kGemvStagePad;
-
-// kNormed: rows [0, m) of x = rms_norm(residual) * weight into xs (bf16, k + kStagePad apart), in
-// rms_norm_row.cuh's arithmetic (the GEMV's 256 threads take add_rms_norm's pieces), so the bits
-// are the rms_norm launch's. A row's pieces are read twice, the second time from L1.
-__device__ __forceinline__ void stage_normed_x(const GemvParams& p, bf16* xs) {
-    static_assert(kThreads == kNormThreads);
-    __shared__ float scratch[kNormWarps];
-    const GemvInputNorm& n = p.norm;
-    const int32_t first = static_cast<int32_t>(threadIdx.x) * kVecElems;
-    for (int row = 0; row < p.m; ++row) {
-        const float* residual = n.residual + row * n.ld;
-        float sum_sq = 0.0f;
-        for (int64_t c = first; c < p.k; c += kNormStride) {
-            float r[kVecElems];
-            load_f32x8(residual + c, r);
-            add_squares(r, sum_sq);
-        }
-        const float inv_rms = inv_rms_of(block_sum(sum_sq, scratch), p.k, n.eps);
-        for (int64_t c = first; c < p.k; c += kNormStride) {
-            float r[kVecElems];
-            float w[kVecElems];
-            load_f32x8(residual + c, r);
-            load_f32x8(n.weight + c, w);
-            normalise(r, w, inv_rms);
-            store_bf16x8(xs + row * (p.k + kStagePad) + c, r);
-        }
-        __syncthreads();  // scratch is the next row's; after the last, xs is complete
-    }
-}
-
 // kHalves = 1: up to 8 rows of x; 2: up to 16, the second half a second B operand of the same
 // weight fragments (the weight still streams once).
 //
@@ -307,14 +267,9 @@ __device__ __forceinline__ void stage_normed_x(const GemvParams& p, bf16* xs) {
 // 2026-12-01, m = 16: down 33.4 -> 40.8 us, o 11.6 -> 14.2), and spacing them (below) costs the
 // L1 that 16 rows of x need, while the launches of more tiles gain from 3 (q|k|v 17.2 -> 15.5 us,
 // gate|up + SiLU 63.1 -> 61.4; batch-16 steps 7.28 -> 7.19 ms).
-//
-// kNormed (kHalves = 1): x is computed from the residual stream (GemvInputNorm) into the dynamic
-// shared memory after the wait, while the first round of weights streams.
-template <int kHalves, int kMinCtas, GemvEpilogue kEpilogue, bool kNormed = false>
+template <int kHalves, int kMinCtas, GemvEpilogue kEpilogue>
 __global__ void __launch_bounds__(kThreads, kMinCtas)
     gemv_kernel(GemvParams p, SegmentTiles tiles) {
-    static_assert(!kNormed || kHalves == 1);
-    extern __shared__ __align__(16) unsigned char dynamic_smem[];
     pdl_launch_dependents();
     const int32_t tile = static_cast<int32_t>(blockIdx.x);
     int seg = 0;
@@ -371,42 +326,20 @@ __global__ void __launch_bounds__(kThreads, kMinCtas)
 
     pdl_wait();  // x is the previous kernel's output
 
-    // kAddResidual: this thread's element of y (store_tile's mapping), read while the MMAs run.
-    float residual = 0.0f;
-    if constexpr (kEpilogue == GemvEpilogue::kAddResidual) {
-        const int col = static_cast<int>(threadIdx.x) / kTileRows;
-        const int64_t row = row0 + static_cast<int>(threadIdx.x) % kTileRows;
-        if (col < p.m && row < s.n)
-            residual = static_cast<const float*>(s.y)[int64_t{col} * s.ldy + row];
-    }
-    const bf16* x = p.x;
-    int64_t ldx = p.ldx;
-    if constexpr (kNormed) {
-        x = reinterpret_cast<const bf16*>(dynamic_smem);
-        ldx = p.k + kStagePad;
-        stage_normed_x(p, reinterpret_cast<bf16*>(dynamic_smem));
-    }
     bool has_x[kHalves];
     const bf16* x_row[kHalves];
 #pragma unroll
     for (int h = 0; h < kHalves; ++h) {
         has_x[h] = g + 8 * h < p.m;
-        x_row[h] = x + (has_x[h] ? g + 8 * h : 0) * ldx + t * kVecElems;
+        x_row[h] = p.x + (has_x[h] ? g + 8 * h : 0) * p.ldx + t * kVecElems;
     }
     uint4 xv[kHalves][kUnroll];
-    // The x of quad q into xv[.][u] (zeros past the last quad and for rows past m): from global
-    // memory through L1, or (kNormed) from the staged rows.
+    // The x of quad q into xv[.][u] (zeros past the last quad and for rows past m).
     const auto load_x = [&](int q, int u) {
         const bool valid = q * 4 + t < num_chunks;
 #pragma unroll
-        for (int h = 0; h < kHalves; ++h) {
-            const bf16* src = x_row[h] + q * kQuadElems;
-            if constexpr (kNormed) {
-                xv[h][u] = valid && has_x[h] ? *reinterpret_cast<const uint4*>(src) : uint4{};
-            } else {
-                xv[h][u] = load_cached(src, valid && has_x[h]);
-            }
-        }
+        for (int h = 0; h < kHalves; ++h)
+            xv[h][u] = load_cached(x_row[h] + q * kQuadElems, valid && has_x[h]);
     };
     const auto load_x_round = [&](int q0) {
 #pragma unroll
@@ -437,7 +370,7 @@ __global__ void __launch_bounds__(kThreads, kMinCtas)
             load_x_round(q0 + kWarps * kUnroll);
         }
     }
-    store_tile<kHalves, kEpilogue>(acc, p, s, seg, row0, residual);
+    store_tile<kHalves, kEpilogue>(acc, p, s, seg, row0);
 }
 
 Status field_error(const std::string& field, const std::string& what) {
@@ -505,32 +438,6 @@ Status check_rope(const GemvParams& p) {
     return Status::ok_status();
 }
 
-// norm (x computed from the residual stream): rows and staging within bounds, f32 rows aligned.
-Status check_norm(const GemvParams& p) {
-    const GemvInputNorm& n = p.norm;
-    if (p.m > kGemvMaxNormedRows) {
-        return field_error("m", "is " + std::to_string(p.m) + ", norm takes at most " +
-                                    std::to_string(kGemvMaxNormedRows) + " rows");
-    }
-    if (gemv_staged_bytes(p.m, p.k) > kGemvMaxStagedBytes) {
-        return field_error("k", std::to_string(p.k) + " at m " + std::to_string(p.m) +
-                                    " stages over " + std::to_string(kGemvMaxStagedBytes) +
-                                    " bytes of normed x");
-    }
-    if (p.epilogue == GemvEpilogue::kAddResidual) {
-        return field_error("norm", "is not taken with kAddResidual");
-    }
-    SE_RETURN_IF_ERROR(check_aligned(kName, "norm.residual", n.residual));
-    SE_RETURN_IF_ERROR(check_vec_elems(kName, "norm.ld", n.ld));
-    if (n.ld < p.k) {
-        return field_error("norm.ld", std::to_string(n.ld) + " < k " + std::to_string(p.k));
-    }
-    if (n.weight == nullptr) return field_error("norm.weight", "is null");
-    SE_RETURN_IF_ERROR(check_aligned(kName, "norm.weight", n.weight));
-    if (!(n.eps >= 0.0f)) return field_error("norm.eps", "is negative or NaN");
-    return Status::ok_status();
-}
-
 Status check_params(const GemvParams& p) {
     if (p.m < 1 || p.m > kGemvMaxRows) {
         return field_error("m", "is " + std::to_string(p.m) + ", not in [1, " +
@@ -540,16 +447,12 @@ Status check_params(const GemvParams& p) {
         return field_error("k", "is " + std::to_string(p.k) + ", not in [8, 2^30]");
     }
     SE_RETURN_IF_ERROR(check_vec_elems(kName, "k", p.k));
-    if (p.norm.residual != nullptr) {
-        SE_RETURN_IF_ERROR(check_norm(p));  // x and ldx are not read
-    } else {
-        SE_RETURN_IF_ERROR(check_vec_elems(kName, "ldx", p.ldx));
-        if (p.ldx < p.k) {
-            return field_error("ldx", std::to_string(p.ldx) + " < k " + std::to_string(p.k));
-        }
-        if (p.x == nullptr) return field_error("x", "is null");
-        SE_RETURN_IF_ERROR(check_aligned(kName, "x", p.x));
+    SE_RETURN_IF_ERROR(check_vec_elems(kName, "ldx", p.ldx));
+    if (p.ldx < p.k) {
+        return field_error("ldx", std::to_string(p.ldx) + " < k " + std::to_string(p.k));
     }
+    if (p.x == nullptr) return field_error("x", "is null");
+    SE_RETURN_IF_ERROR(check_aligned(kName, "x", p.x));
     if (p.num_segments < 1 || p.num_segments > kGemvMaxSegments) {
         return field_error("num_segments", "is " + std::to_string(p.num_segments) +
                                                ", not in [1, " + std::to_string(kGemvMaxSegments) +
@@ -561,15 +464,6 @@ Status check_params(const GemvParams& p) {
         SE_RETURN_IF_ERROR(check_segment(p.segments[i], i, !fused || i == 0));
     }
     if (p.epilogue == GemvEpilogue::kRopeStore) return check_rope(p);
-    if (p.epilogue == GemvEpilogue::kAddResidual) {
-        for (int i = 0; i < p.num_segments; ++i) {
-            if (p.segments[i].n > 0 && p.segments[i].y_dtype != DType::kF32) {
-                return field_error("segments[" + std::to_string(i) + "].y_dtype",
-                                   "is not f32 (kAddResidual adds to the residual stream)");
-            }
-        }
-        return Status::ok_status();
-    }
     if (!gated) return Status::ok_status();
     if (p.num_segments != 2) {
         return field_error("num_segments",
@@ -598,33 +492,20 @@ int64_t spacing_smem(int64_t num_tiles, int halves, const GemvDevice* device) {
     return gemv_dynamic_smem(cap, partial_bytes(halves), device->smem);
 }
 
-// Both kernels of up to 8 rows of x, with and without the norm (kAddResidual takes none): all the
-// dynamic shared memory a CTA may have beside the kernel's static shared memory.
 template <GemvEpilogue kEpilogue>
 Status allow_spacing(const SmSharedMemory& smem) {
-    const auto allow = [&smem](auto kernel) {
-        cudaFuncAttributes attributes{};
-        SE_RETURN_IF_ERROR(cuda_status(cudaFuncGetAttributes(&attributes, kernel), kName));
-        const auto most =
-            static_cast<int>(smem.max_per_cta - static_cast<int64_t>(attributes.sharedSizeBytes));
-        return cuda_status(
-            cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, most), kName);
-    };
-    SE_RETURN_IF_ERROR(allow(gemv_kernel<1, 3, kEpilogue>));
-    if constexpr (kEpilogue == GemvEpilogue::kAddResidual) {
-        return Status::ok_status();
-    } else {
-        return allow(gemv_kernel<1, 3, kEpilogue, true>);
-    }
+    const int64_t most = smem.max_per_cta - partial_bytes(1);
+    return cuda_status(
+        cudaFuncSetAttribute(gemv_kernel<1, 3, kEpilogue>,
+                             cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(most)),
+        kName);
 }
 
-// The dynamic shared memory of a launch: the staged x (kNormed), or more where spacing asks it.
-template <int kHalves, int kMinCtas, GemvEpilogue kEpilogue, bool kNormed = false>
+template <int kHalves, int kMinCtas, GemvEpilogue kEpilogue>
 Status launch(const GemvParams& p, const SegmentTiles& tiles, int64_t num_tiles,
               cudaStream_t stream) {
-    const int64_t staged = kNormed ? gemv_staged_bytes(p.m, p.k) : 0;
-    const int64_t smem = std::max(spacing_smem(num_tiles, kHalves, p.device), staged);
-    return cuda_status(launch_pdl(gemv_kernel<kHalves, kMinCtas, kEpilogue, kNormed>,
+    const int64_t smem = spacing_smem(num_tiles, kHalves, p.device);
+    return cuda_status(launch_pdl(gemv_kernel<kHalves, kMinCtas, kEpilogue>,
                                   dim3(static_cast<unsigned>(num_tiles)), dim3(kThreads),
                                   static_cast<size_t>(smem), stream, p, tiles),
                        kName);
@@ -634,11 +515,6 @@ Status launch(const GemvParams& p, const SegmentTiles& tiles, int64_t num_tiles,
 template <GemvEpilogue kEpilogue>
 Status launch_for(const GemvParams& p, const SegmentTiles& tiles, int64_t num_tiles,
                   cudaStream_t stream) {
-    if constexpr (kEpilogue != GemvEpilogue::kAddResidual) {
-        if (p.norm.residual != nullptr) {
-            return launch<1, 3, kEpilogue, true>(p, tiles, num_tiles, stream);
-        }
-    }
     if (p.m <= 8) return launch<1, 3, kEpilogue>(p, tiles, num_tiles, stream);
     if (p.device != nullptr && num_tiles <= 2 * p.device->num_sms) {
         return launch<2, 2, kEpilogue>(p, tiles, num_tiles, stream);
@@ -665,7 +541,6 @@ Expected<GemvDevice> gemv_device() {
     SE_RETURN_IF_ERROR(allow_spacing<GemvEpilogue::kStore>(d.smem));
     SE_RETURN_IF_ERROR(allow_spacing<GemvEpilogue::kSiluMul>(d.smem));
     SE_RETURN_IF_ERROR(allow_spacing<GemvEpilogue::kRopeStore>(d.smem));
-    SE_RETURN_IF_ERROR(allow_spacing<GemvEpilogue::kAddResidual>(d.smem));
     return d;
 }
 
@@ -695,8 +570,6 @@ Status gemv(const GemvParams& p, cudaStream_t stream) {
             return launch_for<GemvEpilogue::kSiluMul>(p, tiles, num_tiles, stream);
         case GemvEpilogue::kRopeStore:
             return launch_for<GemvEpilogue::kRopeStore>(p, tiles, num_tiles, stream);
-        case GemvEpilogue::kAddResidual:
-            return launch_for<GemvEpilogue::kAddResidual>(p, tiles, num_tiles, stream);
     }
     return field_error("epilogue", "is unknown");
 }

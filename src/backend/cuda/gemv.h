@@ -3,8 +3,8 @@
 // 55% of HBM bandwidth at these shapes; this kernel streams each weight once with 16-byte loads
 // and lets the tensor cores do the arithmetic (see gemv.cu for the layout).
 //
-// f32 accumulation, one rounding to the output dtype. x (or norm.residual) must not overlap any
-// weight or output (CTAs still read x while others write their outputs).
+// f32 accumulation, one rounding to the output dtype. x must not overlap any weight or output
+// (CTAs still read x while others write their outputs).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -41,34 +41,7 @@ struct GemvSegment {
 // q and k rotated by RoPE over whole heads, q into segments[0].y, k and v into the paged cache
 // (GemvRopeStore), with the bits of this launch with kStore followed by qk_norm_rope without
 // norms and with its store (segments[1].y and segments[2].y are not written).
-//
-// kAddResidual: every segments[i].y is f32, the residual stream, and receives y += the product
-// rounded to bf16, the bits of kStore into bf16 followed by residual_add (a row-parallel
-// projection's output added where the next sublayer's norm reads it).
-enum class GemvEpilogue { kStore, kSiluMul, kRopeStore, kAddResidual };
-
-inline constexpr int32_t kGemvMaxNormedRows = 8;           // rows of x a GemvInputNorm takes
-inline constexpr int64_t kGemvMaxStagedBytes = 48 * 1024;  // its bf16 x, staged per CTA
-// Rows of the staged x lie this many elements further apart than k, so that the 8 rows a warp's
-// lanes read at one quad fall into different shared-memory banks.
-inline constexpr int64_t kGemvStagePad = 8;
-
-// The shared memory a GemvInputNorm's staged x takes: m rows of k + kGemvStagePad bf16.
-constexpr int64_t gemv_staged_bytes(int32_t m, int64_t k) {
-    return int64_t{m} * (k + kGemvStagePad) * 2;
-}
-
-// x as the rms_norm of the residual stream (the seam between two sublayers): every CTA computes
-// x = rms_norm(residual) * weight of its m rows into shared memory, with add_rms_norm's
-// arithmetic, before its first MMA, which replaces the rms_norm launch and gives its bits. Then
-// GemvParams::x is not read (and may be null). Up to kGemvMaxNormedRows rows, with m rows of
-// (k + 8) bf16 within kGemvMaxStagedBytes; not with kAddResidual.
-struct GemvInputNorm {
-    const float* residual = nullptr;  // f32 [m, ld], k used; null: x is GemvParams::x
-    int64_t ld = 0;                   // elements between rows: >= k, a multiple of 8
-    const float* weight = nullptr;    // f32 [k]
-    float eps = 0.0f;
-};
+enum class GemvEpilogue { kStore, kSiluMul, kRopeStore };
 
 // Where kRopeStore's rotation and cache write take their inputs and put k and v.
 struct GemvRopeStore {
@@ -95,7 +68,7 @@ struct GemvDevice {
 Expected<GemvDevice> gemv_device();
 
 struct GemvParams {
-    const bf16* x = nullptr;                 // bf16 [m, ldx], k used (unread with norm)
+    const bf16* x = nullptr;                 // bf16 [m, ldx], k used
     int64_t ldx = 0;                         // elements between rows of x: >= k, a multiple of 8
     int32_t m = 0;                           // 1..kGemvMaxRows
     int64_t k = 0;                           // positive, a multiple of 8
@@ -104,7 +77,6 @@ struct GemvParams {
     GemvEpilogue epilogue = GemvEpilogue::kStore;
     const GemvDevice* device = nullptr;  // from gemv_device(), read on the host; null: not spaced
     GemvRopeStore rope = {};             // read for kRopeStore only
-    GemvInputNorm norm = {};             // norm.residual non-null: x is computed (above)
 };
 
 // Enqueues y_s = x · w_s^T for every used segment on `stream` (or the kSiluMul product), as a
