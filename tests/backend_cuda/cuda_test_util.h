@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ios>
 #include <random>
 #include <string>
 #include <thread>
@@ -117,6 +118,22 @@ std::vector<T> download(const DeviceBuffer& buf, size_t count) {
 
 inline std::vector<float> download_bf16(const DeviceBuffer& buf, size_t count) {
     return from_bf16(download<uint16_t>(buf, count));
+}
+
+// Two bf16 buffers of `count` elements equal bit for bit; the first few elements that differ are
+// reported by (row, column) of rows of `cols`.
+inline void expect_same_bf16_bits(const DeviceBuffer& got, const DeviceBuffer& want, size_t count,
+                                  int64_t cols, const std::string& what) {
+    const std::vector<uint16_t> g = download<uint16_t>(got, count);
+    const std::vector<uint16_t> w = download<uint16_t>(want, count);
+    int failures = 0;
+    for (size_t i = 0; i < count && failures < 10; ++i) {
+        if (g[i] == w[i]) continue;
+        ADD_FAILURE() << what << " [" << static_cast<int64_t>(i) / cols << ", "
+                      << static_cast<int64_t>(i) % cols << "] bits 0x" << std::hex << g[i]
+                      << ", want 0x" << w[i] << std::dec;
+        ++failures;
+    }
 }
 
 // Every element within abs_tol + rel_tol * |want| of want; NaN never passes.

@@ -150,19 +150,6 @@ void run_fused(const Problem& p, Outputs& out) {
     must_ok(gemv(g, nullptr));
 }
 
-void expect_same_bits(const DeviceBuffer& got, const DeviceBuffer& want, size_t count, int64_t row,
-                      const std::string& what) {
-    const std::vector<uint16_t> g = download<uint16_t>(got, count);
-    const std::vector<uint16_t> w = download<uint16_t>(want, count);
-    int failures = 0;
-    for (size_t i = 0; i < count && failures < 10; ++i) {
-        if (g[i] == w[i]) continue;
-        ADD_FAILURE() << what << " [" << static_cast<int64_t>(i) / row << ", "
-                      << static_cast<int64_t>(i) % row << "] bits " << g[i] << ", want " << w[i];
-        ++failures;
-    }
-}
-
 void expect_poisoned(const DeviceBuffer& buf, size_t count, const std::string& what) {
     const std::vector<uint16_t> bits = download<uint16_t>(buf, count);
     const auto written =
@@ -175,9 +162,11 @@ void expect_fused_equals_unfused(const Problem& p) {
     run_unfused(p, want);
     Outputs got(p);
     run_fused(p, got);
-    expect_same_bits(got.q, want.q, p.q_elems(), p.ldq(), "q");
-    expect_same_bits(got.k_cache, want.k_cache, p.cache_elems(), p.kv_width(), "k cache");
-    expect_same_bits(got.v_cache, want.v_cache, p.cache_elems(), p.kv_width(), "v cache");
+    testing::expect_same_bf16_bits(got.q, want.q, p.q_elems(), p.ldq(), "q");
+    testing::expect_same_bf16_bits(got.k_cache, want.k_cache, p.cache_elems(), p.kv_width(),
+                                   "k cache");
+    testing::expect_same_bf16_bits(got.v_cache, want.v_cache, p.cache_elems(), p.kv_width(),
+                                   "v cache");
     expect_poisoned(got.k, p.kv_elems(), "the k storage");
     expect_poisoned(got.v, p.kv_elems(), "the v storage");
     // The comparison must see writes: row 0's k entry no longer holds the starting bits, and q's

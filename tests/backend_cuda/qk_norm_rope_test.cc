@@ -217,28 +217,13 @@ std::vector<float> reference(const Case& c) {
 
 class QkNormRopeTest : public ::testing::TestWithParam<QkParam> {};
 
-// The first few elements where two runs' bf16 buffers differ, by (row, column) of `cols`.
-void expect_same_bits(const DeviceBuffer& got, const DeviceBuffer& want, size_t count, int64_t cols,
-                      const std::string& what) {
-    const std::vector<uint16_t> g = download<uint16_t>(got, count);
-    const std::vector<uint16_t> w = download<uint16_t>(want, count);
-    int failures = 0;
-    for (size_t i = 0; i < count && failures < 10; ++i) {
-        if (g[i] != w[i]) {
-            ADD_FAILURE() << what << " row " << i / cols << ", column " << i % cols << ": fused 0x"
-                          << std::hex << g[i] << ", split 0x" << w[i] << std::dec;
-            ++failures;
-        }
-    }
-}
-
 TEST_P(QkNormRopeTest, EqualsSplitKernelsBitForBit) {
     const Case c = make_case(GetParam());
     const DeviceCase fused(c);
     const DeviceCase split(c);
     run_fused(c, fused);
     run_split(c, split);
-    expect_same_bits(fused.qkv, split.qkv, c.qkv.size(), c.row(), "q|k|v token");
+    testing::expect_same_bf16_bits(fused.qkv, split.qkv, c.qkv.size(), c.row(), "q|k|v token");
     expect_v_untouched(c, download<uint16_t>(fused.qkv, c.qkv.size()));
 }
 
@@ -300,9 +285,11 @@ TEST_P(QkNormRopeTest, StoreEqualsRopeThenStoreKvBitForBit) {
                       .num_tokens = c.n,
                       .entry_elems = static_cast<int32_t>(c.kv_width())},
                      nullptr));
-    expect_same_bits(fused.qkv, split.qkv, c.qkv.size(), c.row(), "q|k|v token");
-    expect_same_bits(fused_cache.k, split_cache.k, cc.start.size(), c.kv_width(), "k cache slot");
-    expect_same_bits(fused_cache.v, split_cache.v, cc.start.size(), c.kv_width(), "v cache slot");
+    testing::expect_same_bf16_bits(fused.qkv, split.qkv, c.qkv.size(), c.row(), "q|k|v token");
+    testing::expect_same_bf16_bits(fused_cache.k, split_cache.k, cc.start.size(), c.kv_width(),
+                                   "k cache slot");
+    testing::expect_same_bf16_bits(fused_cache.v, split_cache.v, cc.start.size(), c.kv_width(),
+                                   "v cache slot");
     // The comparison must see writes: token 0's slot no longer holds the starting bits.
     const std::vector<uint16_t> k = download<uint16_t>(fused_cache.k, cc.start.size());
     const auto at = static_cast<size_t>(cc.slots[0] * c.kv_width());
