@@ -9,22 +9,26 @@
 // the smallest shapes can wait for). bench/decode-attention runs it beside PyTorch SDPA on
 // identical shapes.
 //
-// The line of each shape is what the engine runs ("rule": true): the partition rule's size
+// The line of each shape is what the engine runs ("rule": true): the balanced split where its rule
+// gives blocks (decode_balance.h, "balanced_blocks" per KV head), else the partition rule's size
 // (decode_partition.h) and the merge DecodeMerge::kAuto picks. With --sweep, lines for every
-// partition size (64 .. 2048) under both merges follow, to see what the rule and kAuto gain or
-// lose against the alternatives ("merged_by" says which merge ran: the last-block merge needs the
-// partials to fit a block's shared memory).
+// partition size (64 .. 2048) under both merges follow, and the balanced split at 1, 2 and 4
+// times the rule's blocks (33 a KV head on an H200, a wave) where they fit, to see what the rules
+// gain or lose against the alternatives ("merged_by" says which merge ran: the last-block merge
+// needs the partials to fit a block's shared memory; "balanced" the balanced split's merge).
 //
 // Usage: se_cuda_decode_attention_bench [--iters N] [--sweep]
 #include <cuda_runtime_api.h>
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "backend/cuda/decode_attention.h"
+#include "backend/cuda/decode_balance.h"
 #include "backend/cuda/device_buffer.h"
 #include "backend/cuda/event.h"
 #include "backend/cuda/stream.h"
@@ -38,6 +42,7 @@ constexpr int32_t kKvHeads = 8;
 constexpr int32_t kHeadDim = 128;
 constexpr int32_t kBlock = 16;
 constexpr int kWarmup = 5;
+constexpr int32_t kMaxSweepBlocks = 4096;  // balanced blocks per KV head the sweep may ask for
 
 struct Shape {
     int32_t batch;
@@ -66,6 +71,17 @@ const char* merge_name(DecodeMerge merge) {
     return "?";
 }
 
+// The balanced split's blocks per KV head that the rule gives a shape on this GPU, or 0.
+Expected<int32_t> rule_balanced_blocks(const Shape& s) {
+    int device = 0;
+    int sms = 0;
+    if (cudaGetDevice(&device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
+        return internal_error("the device's SM count");
+    }
+    return decode_balanced_blocks(s.batch, s.context, kKvHeads, sms);
+}
+
 // One shape's inputs on the device, timed under any partition size and merge.
 class ShapeRun {
   public:
@@ -87,9 +103,12 @@ class ShapeRun {
         SE_ASSIGN_OR_RETURN(r.lens_, DeviceBuffer::allocate(lens.size() * 4));
         cudaMemcpy(r.table_.data(), table.data(), table.size() * 4, cudaMemcpyHostToDevice);
         cudaMemcpy(r.lens_.data(), lens.data(), lens.size() * 4, cudaMemcpyHostToDevice);
-        // Room for the shortest partitions, the most rows any size needs.
-        const int64_t ws_floats = decode_attention_workspace_floats(s.batch, kHeads, kHeadDim,
-                                                                    s.context, kDecodeMinPartition);
+        // Room for the shortest partitions, the most rows any size needs, or for the most
+        // balanced blocks the sweep asks for.
+        const int64_t ws_floats =
+            std::max(decode_attention_workspace_floats(s.batch, kHeads, kHeadDim, s.context,
+                                                       kDecodeMinPartition),
+                     decode_balanced_workspace_floats(kHeads, kHeadDim, kMaxSweepBlocks));
         SE_ASSIGN_OR_RETURN(r.ws_, DeviceBuffer::allocate(size_t(ws_floats) * 4));
         // Zero once: every launch leaves the counters zero.
         SE_ASSIGN_OR_RETURN(r.counters_, filled(size_t(s.batch) * kKvHeads * 4, 0));
@@ -102,7 +121,10 @@ class ShapeRun {
         return int64_t{shape_.batch} * shape_.context * kKvHeads * kHeadDim * 2;
     }
 
-    Status time(int32_t partition, DecodeMerge merge, int iters) const {
+    // balanced_blocks > 0: the balanced split (partition and merge unread); rule: the engine's
+    // choice.
+    Status time(int32_t partition, DecodeMerge merge, int32_t balanced_blocks, bool rule,
+                int iters) const {
         const DecodeAttentionParams p{.q = q_.as<bf16>(),
                                       .k_blocks = k_.as<bf16>(),
                                       .v_blocks = v_.as<bf16>(),
@@ -121,20 +143,21 @@ class ShapeRun {
                                       .block_size = kBlock,
                                       .partition = partition,
                                       .merge = merge,
+                                      .balanced_blocks = balanced_blocks,
                                       .scale = 0.08838834764831845f};
         auto launch = [&](cudaStream_t stream) { return decode_attention(p, stream); };
         SE_ASSIGN_OR_RETURN(const double ms, mean_launch_ms(kWarmup, iters, launch));
         SE_ASSIGN_OR_RETURN(const double graph_ms, mean_graph_launch_ms(iters, launch));
         const double tb_per_s = 2.0 * static_cast<double>(kv_bytes()) / (ms * 1e-3) / 1e12;
-        const bool rule = partition == decode_partition_size(shape_.batch, shape_.context) &&
-                          merge == DecodeMerge::kAuto;
         // "merge": asked for; "merged_by": what the launch ran (decode_attention_merge).
         fmt::print(
             "{{\"impl\": \"sparse-engine\", \"batch\": {}, \"context\": {}, \"partition\": {}, "
-            "\"merge\": \"{}\", \"merged_by\": \"{}\", \"rule\": {}, \"ms\": {:.4f}, "
-            "\"graph_ms\": {:.4f}, \"kv_tb_per_s\": {:.3f}}}\n",
-            shape_.batch, shape_.context, partition, merge_name(merge),
-            merge_name(decode_attention_merge(p)), rule, ms, graph_ms, tb_per_s);
+            "\"balanced_blocks\": {}, \"merge\": \"{}\", \"merged_by\": \"{}\", \"rule\": {}, "
+            "\"ms\": {:.4f}, \"graph_ms\": {:.4f}, \"kv_tb_per_s\": {:.3f}}}\n",
+            shape_.batch, shape_.context, balanced_blocks > 0 ? 0 : partition, balanced_blocks,
+            balanced_blocks > 0 ? "balanced" : merge_name(merge),
+            balanced_blocks > 0 ? "balanced" : merge_name(decode_attention_merge(p)), rule, ms,
+            graph_ms, tb_per_s);
         return Status();
     }
 
@@ -145,15 +168,23 @@ class ShapeRun {
 
 Status run(const Shape& s, int iters, bool sweep) {
     SE_ASSIGN_OR_RETURN(const ShapeRun r, ShapeRun::create(s));
-    // What the engine runs: the rule's partition, the merge kAuto picks.
-    SE_RETURN_IF_ERROR(
-        r.time(decode_partition_size(s.batch, s.context), DecodeMerge::kAuto, iters));
+    SE_ASSIGN_OR_RETURN(const int32_t balanced, rule_balanced_blocks(s));
+    // What the engine runs: the balanced rule's blocks, or the rule's partition and the merge
+    // kAuto picks.
+    const int32_t partition = decode_partition_size(s.batch, s.context);
+    SE_RETURN_IF_ERROR(r.time(partition, DecodeMerge::kAuto, balanced, true, iters));
     if (!sweep) return Status();
-    for (int32_t partition = kDecodeMinPartition; partition <= kDecodeMaxPartition;
-         partition *= 2) {
+    for (int32_t size = kDecodeMinPartition; size <= kDecodeMaxPartition; size *= 2) {
         for (DecodeMerge merge : {DecodeMerge::kLastBlock, DecodeMerge::kSecondKernel}) {
-            SE_RETURN_IF_ERROR(r.time(partition, merge, iters));
+            SE_RETURN_IF_ERROR(r.time(size, merge, 0, false, iters));
         }
+    }
+    const int32_t wave = balanced > 0 ? balanced : 33;
+    for (int32_t blocks : {wave, 2 * wave, 4 * wave}) {
+        if (blocks == balanced || blocks > kMaxSweepBlocks ||
+            !decode_balanced_fits(s.batch, s.context, blocks))
+            continue;
+        SE_RETURN_IF_ERROR(r.time(partition, DecodeMerge::kAuto, blocks, false, iters));
     }
     return Status();
 }

@@ -47,6 +47,16 @@ inline void must_ok(const Status& s) {
 
 using se::testing::random_floats;  // the CPU backend tests' seeded inputs
 
+// SMs of the current device, for the launch rules that depend on them.
+inline int32_t num_sms() {
+    int device = 0;
+    int sms = 0;
+    must_ok(cuda_status(cudaGetDevice(&device), "cudaGetDevice"));
+    must_ok(cuda_status(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device),
+                        "cudaDeviceGetAttribute"));
+    return sms;
+}
+
 inline std::vector<uint16_t> to_bf16(const std::vector<float>& v) {
     std::vector<uint16_t> out(v.size());
     for (size_t i = 0; i < v.size(); ++i) out[i] = f32_to_bf16(v[i]);

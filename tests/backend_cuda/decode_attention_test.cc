@@ -12,7 +12,10 @@
 // merged by the second kernel instead of the last block (both merges add in one order). Outputs
 // are bit-reproducible only between launches that split a sequence into the same partitions, so
 // each of these passes the batch's partition size. After every launch the merge counters must be
-// zero again, as the next launch (or graph replay) needs them.
+// zero again, as the next launch (or graph replay) needs them. The balanced split
+// (decode_balance.h) runs every case too, at block counts from one block for the whole batch to
+// more blocks than tiles; its outputs depend on the whole batch's lengths, so only a looser bound
+// must leave its bits alone.
 //
 // Tolerance: one bf16 rounding of the output (kBf16RelTol) plus 2e-5 absolute. Inputs are bf16
 // values in [-1, 1] (K, V) and [-2, 2] (q); the kernel's f32 scores, exponentials and weighted
@@ -32,6 +35,7 @@
 #include <vector>
 
 #include "backend/cpu/reference_ops.h"
+#include "backend/cuda/decode_balance.h"
 #include "cuda_test_util.h"
 
 namespace se::cuda {
@@ -123,6 +127,7 @@ struct Launch {
     int32_t max_kv_len = 0;
     int32_t partition = 0;
     DecodeMerge merge = DecodeMerge::kAuto;
+    int32_t balanced_blocks = 0;  // > 0: the balanced split, with this many blocks per KV head
 };
 
 // The fixture on the device, and launches over any contiguous range of its sequences.
@@ -141,8 +146,12 @@ class DeviceFixture {
     // Output rows of the launch's sequences, into a NaN-poisoned output with a NaN-poisoned
     // workspace.
     std::vector<float> run(const Launch& l, float scale) {
-        const int64_t floats = decode_attention_workspace_floats(
-            l.count, f_.num_heads, f_.layout.head_dim, l.max_kv_len, l.partition);
+        const int64_t floats =
+            l.balanced_blocks > 0
+                ? decode_balanced_workspace_floats(f_.num_heads, f_.layout.head_dim,
+                                                   l.balanced_blocks)
+                : decode_attention_workspace_floats(l.count, f_.num_heads, f_.layout.head_dim,
+                                                    l.max_kv_len, l.partition);
         const DeviceBuffer workspace = poisoned(sizeof(float) * floats);
         poison(out_);
         const Status s = decode_attention(
@@ -164,6 +173,7 @@ class DeviceFixture {
              .block_size = f_.layout.block_size,
              .partition = l.partition,
              .merge = l.merge,
+             .balanced_blocks = l.balanced_blocks,
              .scale = scale},
             nullptr);
         EXPECT_TRUE(s.ok()) << s.to_string();
@@ -234,6 +244,40 @@ class DecodeAttentionTest : public ::testing::TestWithParam<DecodeParam> {
             other.merge = DecodeMerge::kSecondKernel;
             testing::expect_all_equal(dev.run(other, scale), last_block, what + ", second kernel");
         }
+        check_balanced(f, dev, want, scale, max_kv_len);
+    }
+
+    // The balanced split (decode_balance.h) at many block counts: one block for the batch, ranges
+    // that start and end inside sequences and cross several, the rule's count on this GPU, and more
+    // blocks than tiles (empty ranges); then a graph step's looser bound at one count, which must
+    // not change a bit (the ranges follow the lengths, not the bound).
+    void check_balanced(const DecodeFixture& f, DeviceFixture& dev, const std::vector<float>& want,
+                        float scale, int32_t max_kv_len) {
+        int64_t tiles = 0;
+        for (int32_t len : f.kv_lens) tiles += decode_tiles(len);
+        std::vector<int32_t> counts = {1, 2, 3, 7, 33, 100, static_cast<int32_t>(tiles) + 5};
+        const int32_t rule =
+            decode_balanced_blocks(f.num_seqs(), max_kv_len, kNumKvHeads, testing::num_sms());
+        if (rule > 0) counts.push_back(rule);
+        const Launch batch{.count = f.num_seqs(), .max_kv_len = max_kv_len};
+        int32_t ran = 0;
+        for (int32_t blocks : counts) {
+            if (!decode_balanced_fits(f.num_seqs(), max_kv_len, blocks)) continue;
+            Launch balanced = batch;
+            balanced.balanced_blocks = blocks;
+            const std::vector<float> got = dev.run(balanced, scale);
+            testing::expect_all_near(got, want, 2e-5f, testing::kBf16RelTol,
+                                     "balanced, " + std::to_string(blocks) + " blocks");
+            ++ran;
+            Launch loose = balanced;
+            loose.max_kv_len = 16 * max_kv_len + 300;
+            if (blocks >= 33 && decode_balanced_fits(f.num_seqs(), loose.max_kv_len, blocks)) {
+                testing::expect_all_equal(
+                    dev.run(loose, scale), got,
+                    "balanced, " + std::to_string(blocks) + " blocks, max_kv_len 16x + 300");
+            }
+        }
+        EXPECT_GE(ran, 3) << "block counts that fit the batch";
     }
 };
 
@@ -343,6 +387,20 @@ TEST(DecodeAttentionArgs, UnsupportedShapesAreStatuses) {
     p.max_kv_len = 1000;
     p.merge = DecodeMerge::kLastBlock;
     testing::expect_invalid_argument(decode_attention(p, nullptr), "merge_counters");
+    // The balanced split: ranges longer than a block's table, counts out of range, too many
+    // sequences.
+    p = ok;
+    p.max_kv_len = 2 * kDecodeBalancedMaxTiles * kDecodeTileKeys;
+    p.balanced_blocks = 1;
+    testing::expect_invalid_argument(decode_attention(p, nullptr), "balanced_blocks 1");
+    p.balanced_blocks = -1;
+    testing::expect_invalid_argument(decode_attention(p, nullptr), "balanced_blocks -1");
+    p.balanced_blocks = 70000;
+    testing::expect_invalid_argument(decode_attention(p, nullptr), "balanced_blocks 70000");
+    p = ok;
+    p.num_seqs = kDecodeBalancedMaxSeqs + 1;
+    p.balanced_blocks = 1024;
+    EXPECT_EQ(decode_attention(p, nullptr).code(), StatusCode::kUnsupported);
     p = ok;
     p.num_seqs = 0;
     EXPECT_TRUE(decode_attention(p, nullptr).ok());

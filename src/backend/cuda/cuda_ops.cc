@@ -13,6 +13,7 @@
 #include "backend/cuda/cuda_ops_args.h"
 #include "backend/cuda/cuda_status.h"
 #include "backend/cuda/decode_attention.h"
+#include "backend/cuda/decode_balance.h"
 #include "backend/cuda/embedding.h"
 #include "backend/cuda/head_rms_norm.h"
 #include "backend/cuda/kv_move.h"
@@ -54,7 +55,8 @@ Expected<std::unique_ptr<CudaOps>> CudaOps::create(const CudaOpsOptions& options
     // heads), zeroed here once: every launch leaves them zero (decode_attention.h).
     if (options.num_heads > 0 && options.head_dim > 0) {
         const int64_t floats = decode_attention_max_workspace_floats(
-            options.max_seqs, options.num_heads, options.head_dim, options.max_model_len);
+            options.max_seqs, options.num_heads, options.head_dim, options.max_model_len,
+            static_cast<int32_t>(ops->gemv_device_.num_sms));
         SE_ASSIGN_OR_RETURN(ops->decode_workspace_,
                             DeviceBuffer::allocate(static_cast<size_t>(floats) * sizeof(float)));
         const int64_t counters = int64_t{options.max_seqs} * options.num_heads;
@@ -482,8 +484,12 @@ void CudaOps::attention(const ConstTensorView& q, const PagedKvRead& kv, const A
     if (meta.decode_rows) {
         const Timed timed(*this, "decode_attention");
         const int32_t partition = decode_partition_size(num_seqs, max_kv_len);
-        float* workspace = decode_workspace(decode_attention_workspace_floats(
-            num_seqs, args.num_heads, args.head_dim, max_kv_len, partition));
+        const int32_t balanced = decode_balanced_blocks(num_seqs, max_kv_len, args.num_kv_heads,
+                                                        static_cast<int32_t>(gemv_device_.num_sms));
+        float* workspace = decode_workspace(
+            balanced > 0 ? decode_balanced_workspace_floats(args.num_heads, args.head_dim, balanced)
+                         : decode_attention_workspace_floats(num_seqs, args.num_heads,
+                                                             args.head_dim, max_kv_len, partition));
         uint32_t* counters = decode_merge_counters(int64_t{num_seqs} * args.num_kv_heads);
         must(decode_attention({.q = bf16_data(q, "attention q"),
                                .k_blocks = static_cast<const bf16*>(cache.k_blocks),
@@ -502,6 +508,7 @@ void CudaOps::attention(const ConstTensorView& q, const PagedKvRead& kv, const A
                                .head_dim = args.head_dim,
                                .block_size = cache.layout.block_size,
                                .partition = partition,
+                               .balanced_blocks = balanced,
                                .scale = args.scale},
                               stream_.get()));
         return;

@@ -20,60 +20,21 @@
 // of the (sequence, KV head) merges the group's partials and zeroes the counter for the next
 // launch.
 //
-// Second kernel elsewhere: one block per (head, sequence) with more than one partition.
+// The block's work on its keys is decode_pass.cuh's, which the balanced split (decode_balanced.cu)
+// shares. Second kernel below: one block per (head, sequence) with more than one partition.
 #include <algorithm>
 #include <cmath>
 #include <string>
 
 #include "backend/cuda/cuda_status.h"
 #include "backend/cuda/decode_attention.h"
-#include "backend/cuda/decode_merge.cuh"
-#include "backend/cuda/decode_warp.cuh"
-#include "backend/cuda/pdl.cuh"
+#include "backend/cuda/decode_balance.h"
+#include "backend/cuda/decode_balanced.h"
+#include "backend/cuda/decode_merge_rows.cuh"
+#include "backend/cuda/decode_pass.cuh"
 
 namespace se::cuda::decode {
 namespace {
-
-constexpr float kLog2e = 1.4426950408889634f;
-constexpr float kLn2 = 0.6931471805599453f;
-
-// The block's warps merged by log-sum-exp: the output rows when the sequence has only this
-// partition (direct), the partition's workspace rows otherwise.
-template <int kHeadDim>
-__device__ void store_partition(const DecodeAttentionParams& p, uint8_t* smem,
-                                const Workspace<kHeadDim>& ws, int32_t seq, int32_t kv_head,
-                                int32_t part, bool direct) {
-    using W = Workspace<kHeadDim>;
-    constexpr int kStride = WarpResult<kHeadDim>::kStride;
-    for (int i = threadIdx.x; i < ws.group * kHeadDim; i += kThreads) {
-        const int g = i / kHeadDim;
-        const int d = i % kHeadDim;
-        float max = -INFINITY;
-#pragma unroll
-        for (int w = 0; w < kWarps; ++w) max = fmaxf(max, WarpResult<kHeadDim>::at(smem, w).max[g]);
-        float sum = 0.0f;
-        float acc = 0.0f;
-#pragma unroll
-        for (int w = 0; w < kWarps; ++w) {
-            const WarpResult<kHeadDim> r = WarpResult<kHeadDim>::at(smem, w);
-            const float f = exp2f(r.max[g] - max);  // 0 for a warp without keys
-            sum += f * r.sum[g];
-            acc += f * r.acc[g * kStride + d];
-        }
-        if (direct) {
-            const int32_t head = kv_head * ws.group + g;
-            p.out[(int64_t{seq} * p.num_heads + head) * kHeadDim + d] =
-                __float2bfloat16_rn(acc / sum);
-        } else {
-            float* row = ws.row(seq, kv_head, part, g);
-            row[d] = acc;
-            if (d == 0) {
-                row[W::kMax] = max * kLn2;
-                row[W::kSum] = sum;
-            }
-        }
-    }
-}
 
 // Whether this block is the last of the seq_parts blocks counted in *counter; if so, every
 // block's workspace rows are visible to all of its threads once this returns. The pattern of
@@ -98,26 +59,6 @@ __device__ bool last_block(uint32_t* counter, int32_t seq_parts) {
     return s_last;
 }
 
-// The partition's block-table entries into s_table, read whatever kv_len is (issued before the
-// caller's first use of it, so that the loads overlap): entries past the sequence's end are never
-// dereferenced, and those past the row's end are not read. Visible after a barrier.
-__device__ __forceinline__ void copy_table(const DecodeAttentionParams& p, int32_t seq,
-                                           const DecodePartitionBlocks& blocks, int32_t* s_table) {
-    const int32_t* table_row = p.block_tables + int64_t{seq} * p.block_table_stride;
-    int32_t entries[kTableEntriesPerThread];
-#pragma unroll
-    for (int j = 0; j < kTableEntriesPerThread; ++j) {  // all loads first, so they overlap
-        const int32_t i = threadIdx.x + j * kThreads;
-        const bool read = i < blocks.count && blocks.first + i < p.block_table_stride;
-        entries[j] = read ? table_row[blocks.first + i] : -1;
-    }
-#pragma unroll
-    for (int j = 0; j < kTableEntriesPerThread; ++j) {
-        const int32_t i = threadIdx.x + j * kThreads;
-        if (i < blocks.count) s_table[i] = entries[j];
-    }
-}
-
 // First pass: one block per (KV head, sequence, partition), KV heads fastest so that the blocks
 // reading the same cache blocks run side by side, partitions slowest so that every sequence's
 // first partitions start in the first wave and the last ones, often short (a 4K context in
@@ -135,68 +76,29 @@ __global__ void __launch_bounds__(kThreads, 2)
     const int32_t group = p.num_heads / p.num_kv_heads;
     const int32_t kv_len = clamped_kv_len(p, seq, num_parts);
     const DecodePartitionBlocks blocks = decode_partition_blocks(part, p.partition, p.block_size);
-    copy_table(p, seq, blocks, s_table);
+    copy_table<kTableEntriesPerThread>(p, seq, blocks, s_table);
     const int32_t num_keys = min(kv_len - part * p.partition, p.partition);
-    const int warp = threadIdx.x / 32;
-    const TileSource src{s_table, num_keys, blocks.offset, kv_head, __ffs(p.block_size) - 1};
-    // This warp's tiles are warp, warp + kWarps, ...; tile i of them lives in stage i % kStages.
-    const int32_t num_tiles = num_keys > 0 ? (num_keys + kTileKeys - 1) / kTileKeys : 0;
-    const int32_t my_tiles = warp < num_tiles ? (num_tiles - warp + kWarps - 1) / kWarps : 0;
-    const uint32_t ring = smem_address(smem + warp * T::kWarpBytes);
-    const auto copy_first_tiles = [&] {
-#pragma unroll
-        for (int i = 0; i < kStages - 1; ++i) {
-            if (i < my_tiles)
-                copy_tile<kHeadDim>(p, src, warp + i * kWarps, ring + i * T::kStageBytes);
-            cp_async_commit();
-        }
-    };
+    if (num_keys <= 0) {
+        // Past this sequence's end: no merge waits for this partition. The first writes the zero
+        // rows of a sequence without keys, once the kernels before may no longer read them.
+        if (kv_len != 0 || part != 0) return;
+        pdl_wait();
+        store_zeros<kHeadDim>(p, group, seq, kv_head * group, group);
+        return;
+    }
     // Lengths and tables come from the host's copy, which no kernel writes; q and this step's K
     // and V are the previous kernels' output (pdl.cuh). A partition before its sequence's last
     // holds only keys of earlier steps, which no kernel of this step writes (a step starts after
     // the stream has drained, KV moves run between steps, and a decode step writes only each
     // sequence's newest key, in its last partition), so its first tiles stream while the previous
     // kernel ends.
-    const bool early = num_keys > 0 && part < seq_partitions(kv_len, p.partition) - 1;
-    if (early) {
-        __syncthreads();  // s_table
-        copy_first_tiles();
-    }
-    pdl_wait();
-    if (kv_len == 0) {
-        if (part != 0) return;
-        bf16* out = p.out + (int64_t{seq} * p.num_heads + kv_head * group) * kHeadDim;
-        for (int i = threadIdx.x; i < group * kHeadDim; i += kThreads)
-            out[i] = __float2bfloat16_rn(0.0f);
-        return;
-    }
-    if (num_keys <= 0) return;  // past this sequence's end: no merge waits for this partition
-
-    WarpAttention<kHeadDim> w;
-    init_warp(p, seq, kv_head, group, w);
-    __syncthreads();
-    if (!early) copy_first_tiles();
-    const float scale_log2 = p.scale * kLog2e;
-    for (int32_t i = 0; i < my_tiles; ++i) {
-        cp_async_wait<kStages - 2>();  // tile i has landed (for this lane's copies)
-        __syncwarp();  // ... for every lane's, and every lane is done with tile i - 1's stage
-        const int32_t next = i + kStages - 1;
-        if (next < my_tiles) {
-            copy_tile<kHeadDim>(p, src, warp + next * kWarps,
-                                ring + (next % kStages) * T::kStageBytes);
-        }
-        cp_async_commit();
-        const int32_t tile = warp + i * kWarps;
-        attend_tile(w, ring + (i % kStages) * T::kStageBytes, tile * kTileKeys, num_keys,
-                    scale_log2);
-    }
-    cp_async_wait<0>();
-    __syncwarp();
-    store_warp(w, WarpResult<kHeadDim>::at(smem, warp));
-    __syncthreads();
-    const Workspace<kHeadDim> ws{p.workspace, p.num_kv_heads, num_parts, group};
     const int32_t seq_parts = seq_partitions(kv_len, p.partition);
-    store_partition<kHeadDim>(p, smem, ws, seq, kv_head, part, seq_parts == 1);
+    const bool early = part < seq_parts - 1;
+    const TileSource src{s_table, num_keys, blocks.offset, kv_head, __ffs(p.block_size) - 1};
+    attend_run<kHeadDim>(p, smem, src, seq, group, early, /*wait=*/true);
+    const Workspace<kHeadDim> ws{p.workspace, p.num_kv_heads, num_parts, group};
+    store_run<kHeadDim>(p, smem, group, seq, kv_head,
+                        seq_parts == 1 ? nullptr : ws.row(seq, kv_head, part, 0));
     // The next kernel may launch once every block is here, not at their start: CTAs of the
     // following GEMV resident and waiting (pdl.cuh) beside this grid slowed a batch-1 decode step
     // of an 8B model from 4.5 to 6.1-6.2 ms (H200, 2026-12-01).
@@ -206,86 +108,20 @@ __global__ void __launch_bounds__(kThreads, 2)
     merge_in_block<kHeadDim>(p, ws, smem, seq, kv_head, seq_parts);
 }
 
-// Second kernel: one block per (head, sequence); the lanes of the totals are its threads, the
-// accumulator chains its warps, the dims of a chain its lanes. The sums are decode_merge.cuh's.
+// Second kernel: one block per (head, sequence), merge_rows over the sequence's partitions.
 template <int kHeadDim>
 __global__ void __launch_bounds__(kMergeLanes)
     decode_merge_kernel(DecodeAttentionParams p, int32_t num_parts) {
-    using W = Workspace<kHeadDim>;
-    constexpr int kLaneDims = kHeadDim / 32;
-    constexpr int kLaneGroups = kMergeLanes / 32;
-    constexpr int kHeldRows = 4;
-    static_assert(kLaneGroups == kMergeChains, "one chain per warp");
     pdl_launch_dependents();
     pdl_wait();  // the first pass's partials
-    __shared__ float s_max[kLaneGroups];
-    __shared__ float s_sum[kLaneGroups];
-    __shared__ float s_acc[kMergeChains][kHeadDim];
     const int32_t head = blockIdx.x;
     const int32_t seq = blockIdx.y;
-    const int warp = threadIdx.x / 32;
-    const int lane = threadIdx.x % 32;
     const int32_t seq_parts = seq_partitions(clamped_kv_len(p, seq, num_parts), p.partition);
     if (seq_parts <= 1) return;  // the first pass wrote this row (zeros when kv_len is 0)
     const int32_t group = p.num_heads / p.num_kv_heads;
-    const W ws{p.workspace, p.num_kv_heads, num_parts, group};
-    auto row = [&](int32_t part) { return ws.row(seq, head / group, part, head % group); };
-
-    // The first kHeldRows rows of this warp's chain, loaded with the maxes below so that the round
-    // trips to memory overlap (one, not two, up to kMergeChains * kHeldRows partitions).
-    float held[kHeldRows][kLaneDims];
-    float held_max[kHeldRows];
-#pragma unroll
-    for (int i = 0; i < kHeldRows; ++i) {
-        const int32_t part = warp + i * kMergeChains;
-        if (part >= seq_parts) continue;
-        const float* r = row(part);
-#pragma unroll
-        for (int e = 0; e < kLaneDims; ++e) held[i][e] = r[lane * kLaneDims + e];
-        held_max[i] = r[W::kMax];
-    }
-
-    float max = -INFINITY;
-    for (int32_t i = threadIdx.x; i < seq_parts; i += kMergeLanes)
-        max = fmaxf(max, row(i)[W::kMax]);
-    max = warp_max(max);
-    if (lane == 0) s_max[warp] = max;
-    __syncthreads();
-    max = s_max[0];
-#pragma unroll
-    for (int w = 1; w < kLaneGroups; ++w) max = fmaxf(max, s_max[w]);
-    float t = 0.0f;
-    for (int32_t i = threadIdx.x; i < seq_parts; i += kMergeLanes)
-        t = lse_term(t, row(i)[W::kMax], row(i)[W::kSum], max);
-    t = warp_sum(t);
-    if (lane == 0) s_sum[warp] = t;
-    __syncthreads();
-    const LseMerge merge{max, 1.0f / sum_in_order(s_sum)};
-
-    float chain[kLaneDims] = {};
-#pragma unroll
-    for (int i = 0; i < kHeldRows; ++i) {
-        if (warp + i * kMergeChains >= seq_parts) break;
-        const float f = merge.scale(held_max[i]);
-#pragma unroll
-        for (int e = 0; e < kLaneDims; ++e) chain[e] = fmaf(f, held[i][e], chain[e]);
-    }
-#pragma unroll 4
-    for (int32_t part = warp + kHeldRows * kMergeChains; part < seq_parts; part += kMergeChains) {
-        const float* r = row(part);
-        const float f = merge.scale(r[W::kMax]);
-#pragma unroll
-        for (int e = 0; e < kLaneDims; ++e) chain[e] = fmaf(f, r[lane * kLaneDims + e], chain[e]);
-    }
-#pragma unroll
-    for (int e = 0; e < kLaneDims; ++e) s_acc[warp][lane * kLaneDims + e] = chain[e];
-    __syncthreads();
-    for (int d = threadIdx.x; d < kHeadDim; d += kMergeLanes) {
-        float x = 0.0f;
-#pragma unroll
-        for (int c = 0; c < kMergeChains; ++c) x = x + s_acc[c][d];
-        p.out[(int64_t{seq} * p.num_heads + head) * kHeadDim + d] = __float2bfloat16_rn(x);
-    }
+    const Workspace<kHeadDim> ws{p.workspace, p.num_kv_heads, num_parts, group};
+    const auto row = [&](int32_t part) { return ws.row(seq, head / group, part, head % group); };
+    merge_rows<kHeadDim>(seq_parts, row, p.out + (int64_t{seq} * p.num_heads + head) * kHeadDim);
 }
 
 // Whether the last block of each (sequence, KV head) merges (DecodeMerge): only when asked, and
@@ -328,6 +164,25 @@ bool power_of_two_in(int32_t x, int32_t lo, int32_t hi) {
     return (x & (x - 1)) == 0 && x >= lo && x <= hi;
 }
 
+Status check_balanced(const DecodeAttentionParams& p) {
+    if (p.balanced_blocks < 0 || p.balanced_blocks > kDecodeBalancedMaxBlocks) {
+        return invalid_argument("decode_attention: balanced_blocks " +
+                                std::to_string(p.balanced_blocks) + " (1 .. " +
+                                std::to_string(kDecodeBalancedMaxBlocks) + ", or 0)");
+    }
+    if (p.num_seqs > kDecodeBalancedMaxSeqs) {
+        return unsupported("decode_attention: a balanced split of " + std::to_string(p.num_seqs) +
+                           " sequences (at most " + std::to_string(kDecodeBalancedMaxSeqs) + ")");
+    }
+    if (!decode_balanced_fits(p.num_seqs, p.max_kv_len, p.balanced_blocks)) {
+        return invalid_argument(
+            "decode_attention: balanced_blocks " + std::to_string(p.balanced_blocks) + " for " +
+            std::to_string(p.num_seqs) + " sequences of up to " + std::to_string(p.max_kv_len) +
+            " keys (ranges of at most " + std::to_string(kDecodeBalancedMaxTiles) + " tiles)");
+    }
+    return Status::ok_status();
+}
+
 Status check_params(const DecodeAttentionParams& p) {
     if (p.head_dim != 64 && p.head_dim != 128) {
         return unsupported("decode_attention: head_dim " + std::to_string(p.head_dim) +
@@ -343,14 +198,15 @@ Status check_params(const DecodeAttentionParams& p) {
         return unsupported("decode_attention: block_size " + std::to_string(p.block_size) +
                            " (a power of two in [8, 256])");
     }
-    if (!power_of_two_in(p.partition, kDecodeMinPartition, kDecodeMaxPartition)) {
-        return invalid_argument("decode_attention: partition " + std::to_string(p.partition) +
-                                " (a power of two in [64, 2048])");
-    }
     if (p.q_row_stride < int64_t{p.num_heads} * p.head_dim || p.q_row_stride % kVecElems != 0) {
         return invalid_argument("decode_attention: q_row_stride " + std::to_string(p.q_row_stride));
     }
     if (p.num_seqs > 65535) return unsupported("decode_attention: more than 65535 sequences");
+    if (p.balanced_blocks != 0) return check_balanced(p);
+    if (!power_of_two_in(p.partition, kDecodeMinPartition, kDecodeMaxPartition)) {
+        return invalid_argument("decode_attention: partition " + std::to_string(p.partition) +
+                                " (a power of two in [64, 2048])");
+    }
     const int32_t num_parts = decode_num_partitions(p.max_kv_len, p.partition);
     if (num_parts > 65535) {
         return unsupported("decode_attention: max_kv_len " + std::to_string(p.max_kv_len) +
@@ -379,15 +235,23 @@ int64_t decode_attention_workspace_floats(int32_t num_seqs, int32_t num_heads, i
            decode::decode_row_floats(head_dim);
 }
 
+int64_t decode_balanced_workspace_floats(int32_t num_heads, int32_t head_dim, int32_t blocks) {
+    return int64_t{num_heads} * blocks * 2 * decode::decode_row_floats(head_dim);
+}
+
 int64_t decode_attention_max_workspace_floats(int32_t max_seqs, int32_t num_heads, int32_t head_dim,
-                                              int32_t max_len) {
-    return decode_max_partition_rows(max_seqs, max_len) * num_heads *
-           decode::decode_row_floats(head_dim);
+                                              int32_t max_len, int32_t num_sms) {
+    const int64_t partitions = decode_max_partition_rows(max_seqs, max_len) * num_heads *
+                               decode::decode_row_floats(head_dim);
+    const int64_t balanced = decode_balanced_max_blocks(max_seqs, max_len, num_sms) * num_heads *
+                             2 * decode::decode_row_floats(head_dim);
+    return std::max(partitions, balanced);
 }
 
 Status decode_attention(const DecodeAttentionParams& p, cudaStream_t stream) {
     SE_RETURN_IF_ERROR(decode::check_params(p));
     if (p.num_seqs == 0) return Status::ok_status();
+    if (p.balanced_blocks > 0) return decode::launch_balanced(p, stream);
     return p.head_dim == 64 ? decode::launch<64>(p, stream) : decode::launch<128>(p, stream);
 }
 

@@ -13,6 +13,10 @@
 // that fits in one partition skips the workspace: its block writes the output rows. Otherwise the
 // last of its blocks to finish merges the group's partitions (DecodeMerge::kLastBlock), or a
 // second kernel merges every head (kSecondKernel; DecodeMerge says which launches take which).
+//
+// Large launches split the other way (balanced_blocks > 0, decode_balance.h): each KV head's keys
+// of the whole batch in equal ranges, one block each, which may span sequences; a second kernel
+// merges every sequence's partials.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -71,20 +75,29 @@ struct DecodeAttentionParams {
     // workspace must then be sized for it).
     int32_t partition = 0;
     DecodeMerge merge = DecodeMerge::kAuto;
+    // Blocks per KV head of the balanced split (decode_balance.h), which then replaces the
+    // partitions (partition and merge are not read): decode_balanced_blocks(num_seqs, max_kv_len,
+    // num_kv_heads, SMs), or any count whose ranges decode_balanced_fits (tests try many). 0: the
+    // partitions. The workspace is decode_balanced_workspace_floats then.
+    int32_t balanced_blocks = 0;
     float scale = 1.0f;  // usually 1 / sqrt(head_dim)
 };
 
-// Floats of workspace any launch with num_seqs <= max_seqs and max_kv_len <= max_len needs when
-// its partition is the rule's (decode_partition_size): what an engine allocates once at start-up.
+// Floats of workspace any launch with num_seqs <= max_seqs and max_kv_len <= max_len on num_sms
+// SMs needs when it splits by the rules (decode_partition_size, decode_balanced_blocks): what an
+// engine allocates once at start-up.
 int64_t decode_attention_max_workspace_floats(int32_t max_seqs, int32_t num_heads, int32_t head_dim,
-                                              int32_t max_len);
+                                              int32_t max_len, int32_t num_sms);
+
+// Floats of workspace a balanced launch of `blocks` blocks per KV head needs.
+int64_t decode_balanced_workspace_floats(int32_t num_heads, int32_t head_dim, int32_t blocks);
 
 // Floats of workspace a launch with these sizes needs.
 int64_t decode_attention_workspace_floats(int32_t num_seqs, int32_t num_heads, int32_t head_dim,
                                           int32_t max_kv_len, int32_t partition);
 
-// The merge a launch with these parameters runs for sequences of more than one partition:
-// kLastBlock or kSecondKernel (p.merge resolved). p must pass decode_attention's checks.
+// The merge a partition launch with these parameters runs for sequences of more than one
+// partition: kLastBlock or kSecondKernel (p.merge resolved). p must pass decode_attention's checks.
 DecodeMerge decode_attention_merge(const DecodeAttentionParams& p);
 
 // out = softmax(q k^T * scale) v over each sequence's kv_len entries; query head h reads KV head
