@@ -12,10 +12,10 @@
 // The line of each shape is what the engine runs ("rule": true): the balanced split where its rule
 // gives blocks (decode_balance.h, "balanced_blocks" per KV head), else the partition rule's size
 // (decode_partition.h) and the merge DecodeMerge::kAuto picks. With --sweep, lines for every
-// partition size (64 .. 2048) under both merges follow, and the balanced split at 1, 2 and 4
-// times the rule's blocks (33 a KV head on an H200, a wave) where they fit, to see what the rules
-// gain or lose against the alternatives ("merged_by" says which merge ran: the last-block merge
-// needs the partials to fit a block's shared memory; "balanced" the balanced split's merge).
+// partition size (64 .. 2048) under both merges follow, and the balanced split at one, two and
+// four waves of blocks (33 a KV head on an H200) where they fit, to see what the rules gain or
+// lose against the alternatives ("merged_by" says which merge ran: the last-block merge needs the
+// partials to fit a block's shared memory; "balanced" the balanced split's merge).
 //
 // Usage: se_cuda_decode_attention_bench [--iters N] [--sweep]
 #include <cuda_runtime_api.h>
@@ -49,9 +49,10 @@ struct Shape {
     int32_t context;
 };
 
-// The shapes of bench/decode-attention, small launches first.
-constexpr Shape kShapes[] = {{1, 1024},   {1, 4096},  {16, 4096}, {1, 32768},
-                             {16, 32768}, {64, 8192}, {8, 131072}};
+// The shapes of bench/decode-attention, small launches first, and the attention of the engine's
+// batch-16 decode step of bench/gpu-dense (4096-token prompts, 52 tokens into the output).
+constexpr Shape kShapes[] = {{1, 1024},   {1, 4096},  {16, 4096},  {1, 32768},
+                             {16, 32768}, {64, 8192}, {8, 131072}, {16, 4148}};
 
 Expected<DeviceBuffer> filled(size_t bytes, int byte) {
     SE_ASSIGN_OR_RETURN(DeviceBuffer buf, DeviceBuffer::allocate(bytes));
@@ -71,15 +72,14 @@ const char* merge_name(DecodeMerge merge) {
     return "?";
 }
 
-// The balanced split's blocks per KV head that the rule gives a shape on this GPU, or 0.
-Expected<int32_t> rule_balanced_blocks(const Shape& s) {
+Expected<int32_t> device_sms() {
     int device = 0;
     int sms = 0;
     if (cudaGetDevice(&device) != cudaSuccess ||
         cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
         return internal_error("the device's SM count");
     }
-    return decode_balanced_blocks(s.batch, s.context, kKvHeads, sms);
+    return sms;
 }
 
 // One shape's inputs on the device, timed under any partition size and merge.
@@ -88,11 +88,13 @@ class ShapeRun {
     static Expected<ShapeRun> create(const Shape& s) {
         ShapeRun r;
         r.shape_ = s;
-        const int64_t kv_bytes = r.kv_bytes();
-        const int32_t blocks_per_seq = s.context / kBlock;
+        const int32_t blocks_per_seq = r.blocks_per_seq();
+        // Whole blocks: a context off the block grid leaves the last block's end unread.
+        const int64_t cache_bytes =
+            int64_t{s.batch} * blocks_per_seq * kBlock * kKvHeads * kHeadDim * 2;
         // 0x3c3c as bf16 is about 0.0115: finite scores, a softmax over every key.
-        SE_ASSIGN_OR_RETURN(r.k_, filled(static_cast<size_t>(kv_bytes), 0x3c));
-        SE_ASSIGN_OR_RETURN(r.v_, filled(static_cast<size_t>(kv_bytes), 0x3c));
+        SE_ASSIGN_OR_RETURN(r.k_, filled(static_cast<size_t>(cache_bytes), 0x3c));
+        SE_ASSIGN_OR_RETURN(r.v_, filled(static_cast<size_t>(cache_bytes), 0x3c));
         SE_ASSIGN_OR_RETURN(r.q_, filled(size_t(s.batch) * kHeads * kHeadDim * 2, 0x3c));
         SE_ASSIGN_OR_RETURN(r.out_,
                             DeviceBuffer::allocate(size_t(s.batch) * kHeads * kHeadDim * 2));
@@ -117,6 +119,8 @@ class ShapeRun {
         return r;
     }
 
+    int32_t blocks_per_seq() const { return (shape_.context + kBlock - 1) / kBlock; }
+
     int64_t kv_bytes() const {  // one of K, V
         return int64_t{shape_.batch} * shape_.context * kKvHeads * kHeadDim * 2;
     }
@@ -134,7 +138,7 @@ class ShapeRun {
                                       .workspace = ws_.as<float>(),
                                       .merge_counters = counters_.as<uint32_t>(),
                                       .q_row_stride = kHeads * kHeadDim,
-                                      .block_table_stride = shape_.context / kBlock,
+                                      .block_table_stride = blocks_per_seq(),
                                       .max_kv_len = shape_.context,
                                       .num_seqs = shape_.batch,
                                       .num_heads = kHeads,
@@ -168,7 +172,8 @@ class ShapeRun {
 
 Status run(const Shape& s, int iters, bool sweep) {
     SE_ASSIGN_OR_RETURN(const ShapeRun r, ShapeRun::create(s));
-    SE_ASSIGN_OR_RETURN(const int32_t balanced, rule_balanced_blocks(s));
+    SE_ASSIGN_OR_RETURN(const int32_t sms, device_sms());
+    const int32_t balanced = decode_balanced_blocks(s.batch, s.context, kKvHeads, sms);
     // What the engine runs: the balanced rule's blocks, or the rule's partition and the merge
     // kAuto picks.
     const int32_t partition = decode_partition_size(s.batch, s.context);
@@ -179,7 +184,7 @@ Status run(const Shape& s, int iters, bool sweep) {
             SE_RETURN_IF_ERROR(r.time(size, merge, 0, false, iters));
         }
     }
-    const int32_t wave = balanced > 0 ? balanced : 33;
+    const int32_t wave = sms * kDecodeBlocksPerSm / kKvHeads;  // blocks a KV head in one wave
     for (int32_t blocks : {wave, 2 * wave, 4 * wave}) {
         if (blocks == balanced || blocks > kMaxSweepBlocks ||
             !decode_balanced_fits(s.batch, s.context, blocks))
