@@ -2,7 +2,7 @@
 // range of the batch's tiles), and the second kernel that merges each sequence's partials.
 //
 // A block finds its range's first sequence by a scan of the batch's tile counts, then attends
-// each run of its range (decode_pass.cuh) in turn: the sequence it covers whole go straight to
+// each run of its range (decode_pass.cuh) in turn: the sequences it covers whole go straight to
 // the output, its first and last, where it holds only part of them, to its two workspace rows:
 //   rows f32 [num_kv_heads, blocks, 2, group, kRowFloats]
 //   slot 0: the range's first sequence, when partial; slot 1: its last, when partial and not the
@@ -43,8 +43,8 @@ struct BalancedRange {
     int64_t seq_begin = 0;  // its first tile
 };
 
-// x summed over the block's threads (kThreads of them, s_warps kWarps long), every thread
-// seeing the sum. Not reentrant without a barrier between calls.
+// x summed over the block's threads (s_warps: one per warp of the block), every thread seeing
+// the sum. A second call needs a barrier before it.
 __device__ __forceinline__ int64_t block_sum(int64_t x, int64_t* s_warps) {
     const int warp = threadIdx.x / 32;
 #pragma unroll
