@@ -47,9 +47,10 @@ inline constexpr int32_t kDecodeBalancedMaxTableEntries =
     kDecodeBalancedMaxTiles * kDecodeTileKeys / kDecodeMinBlockSize + 1;
 inline constexpr int32_t kDecodeBlocksPerSm = 2;  // the first pass's occupancy (launch bounds)
 inline constexpr int32_t kDecodeBalancedMaxBlocks = 65535;  // per KV head: the grid's y
-// Balanced launches of more sequences take partitions: every block of the second kernel sums the
-// batch's lengths.
-inline constexpr int32_t kDecodeBalancedMaxSeqs = 4096;
+// Balanced launches of more sequences take partitions: every block of the second kernel (one per
+// head and sequence) sums the batch's lengths to place its sequence, so its work grows with the
+// batch; up to 256 sequences that is one length per thread, read before the kernel's wait.
+inline constexpr int32_t kDecodeBalancedMaxSeqs = 256;
 
 SE_HOST_DEVICE constexpr int32_t decode_tiles(int32_t kv_len) {
     return (kv_len + kDecodeTileKeys - 1) / kDecodeTileKeys;
@@ -81,7 +82,8 @@ constexpr int32_t decode_balanced_blocks(int32_t num_seqs, int32_t max_kv_len, i
 // kDecodeBalancedMaxTiles, and w is at most kDecodeBlocksPerSm * num_sms (one KV head).
 constexpr int64_t decode_balanced_max_blocks(int32_t max_seqs, int32_t max_len, int32_t num_sms) {
     const int64_t per_wave = int64_t{num_sms} * kDecodeBlocksPerSm;
-    const int64_t tiles = int64_t{max_seqs} * (decode_rounded_len(max_len) / kDecodeTileKeys);
+    const int64_t seqs = max_seqs < kDecodeBalancedMaxSeqs ? max_seqs : kDecodeBalancedMaxSeqs;
+    const int64_t tiles = seqs * (decode_rounded_len(max_len) / kDecodeTileKeys);
     return per_wave + (tiles + kDecodeBalancedMaxTiles - 1) / kDecodeBalancedMaxTiles;
 }
 

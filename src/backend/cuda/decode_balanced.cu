@@ -23,6 +23,7 @@ namespace {
 
 constexpr int kBalancedTablePerThread = (kDecodeBalancedMaxTableEntries + kThreads - 1) / kThreads;
 static_assert(kDecodeTileKeys == kTileKeys, "the split's tiles are the kernel's");
+static_assert(kDecodeBalancedMaxSeqs <= kMergeLanes, "the merge reads one length per thread");
 
 template <int kHeadDim>
 constexpr int balanced_smem_bytes() {

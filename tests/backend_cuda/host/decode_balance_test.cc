@@ -46,6 +46,16 @@ TEST(DecodeBalance, SmallLaunchesTakePartitions) {
     EXPECT_EQ(decode_balanced_blocks(16, 4096, 8, 0), 0);
 }
 
+// Batches past kDecodeBalancedMaxSeqs take partitions, so the workspace bound of a larger
+// max_seqs is that of kDecodeBalancedMaxSeqs.
+TEST(DecodeBalance, LargeBatchesTakePartitions) {
+    EXPECT_EQ(decode_balanced_blocks(256, 65536, 8, kH200Sms), 33 * 32);  // 1M tiles: 32 waves
+    EXPECT_EQ(decode_balanced_blocks(257, 65536, 8, kH200Sms), 0);
+    EXPECT_EQ(decode_balanced_blocks(1024, 8192, 8, kH200Sms), 0);
+    EXPECT_EQ(decode_balanced_max_blocks(1024, 65536, kH200Sms),
+              decode_balanced_max_blocks(256, 65536, kH200Sms));
+}
+
 TEST(DecodeBalance, MoreKvHeadsThanSlotsStillGetABlock) {
     EXPECT_EQ(decode_balanced_blocks(64, 4096, 64, 16), 1 * 16);  // 64 x 256 tiles / 1024
 }
@@ -53,7 +63,7 @@ TEST(DecodeBalance, MoreKvHeadsThanSlotsStillGetABlock) {
 // Every launch the rule splits fits its ranges into a block's table, and an eager step (its own
 // max_kv_len) splits like the graph bucket holding it.
 TEST(DecodeBalance, RuleFitsAndFollowsTheBucket) {
-    for (int32_t seqs : {1, 2, 16, 33, 64, 256, 4096}) {
+    for (int32_t seqs : {1, 2, 16, 33, 64, 256}) {
         for (int32_t len : {1, 300, 2048, 4097, 8192, 65536, 131072, 1 << 20}) {
             for (int32_t kv_heads : {1, 2, 8, 64}) {
                 const int32_t blocks = decode_balanced_blocks(seqs, len, kv_heads, kH200Sms);
@@ -65,6 +75,7 @@ TEST(DecodeBalance, RuleFitsAndFollowsTheBucket) {
                     blocks);
                 EXPECT_LE(blocks, decode_balanced_max_blocks(seqs, len, kH200Sms));
                 EXPECT_LE(blocks, decode_balanced_max_blocks(4096, 1 << 20, kH200Sms));
+                EXPECT_LE(blocks, decode_balanced_max_blocks(256, 1 << 20, kH200Sms));
             }
         }
     }
