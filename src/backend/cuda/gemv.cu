@@ -36,6 +36,14 @@
 // (prefetches, no registers) made every shape slower (gate|up 57 -> 69 us, down 39 -> 41, LM head
 // 249 -> 287 at m = 1; batch-1 steps 4.53 -> 4.92-5.77 ms).
 //
+// A CTA lets the next kernel launch (pdl_launch_dependents) only after its loop, before its
+// stores. At a CTA's start, a launch of one wave (q|k|v, o, down) would let the next kernel's CTAs
+// in at once, to wait beside it for all of its time: the RMSNorm after o and down was resident
+// 26 us for its 2-4 us of work, decode attention after q|k|v 81 us for 68. Batch-16 steps of an 8B
+// model took 6.739 / 6.744 ms that way and 6.650 / 6.649 with the trigger after the loop (one
+// call; 6.726 / 6.755 -> 6.646 / 6.634 in another), 6.682 / 6.708 with it after the stores;
+// batch 1 did not change (4.14 -> 4.15, 4.12 -> 4.12) (H200, 2026-12-01).
+//
 // A launch of at most two waves and up to 8 rows of x (o and down of an 8B model at batch 1: 256
 // tiles) asks for shared memory it never uses, so that no SM holds more than ceil(tiles / SMs) of
 // its CTAs: launched early, they would otherwise pile into the slots that free first and leave
@@ -270,7 +278,6 @@ __device__ __forceinline__ void store_tile(const float (&acc)[kHalves][4], const
 template <int kHalves, int kMinCtas, GemvEpilogue kEpilogue>
 __global__ void __launch_bounds__(kThreads, kMinCtas)
     gemv_kernel(GemvParams p, SegmentTiles tiles) {
-    pdl_launch_dependents();
     const int32_t tile = static_cast<int32_t>(blockIdx.x);
     int seg = 0;
     int32_t seg_begin = 0;
@@ -370,6 +377,9 @@ __global__ void __launch_bounds__(kThreads, kMinCtas)
             load_x_round(q0 + kWarps * kUnroll);
         }
     }
+    // The next kernel launches once every CTA is past its loop: its CTAs, resident early and
+    // waiting beside this grid, slowed it (see the top of the file).
+    pdl_launch_dependents();
     store_tile<kHalves, kEpilogue>(acc, p, s, seg, row0);
 }
 
