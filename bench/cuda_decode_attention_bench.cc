@@ -17,7 +17,9 @@
 // lose against the alternatives ("merged_by" says which merge ran: the last-block merge needs the
 // partials to fit a block's shared memory; "balanced" the balanced split's merge).
 //
-// Usage: se_cuda_decode_attention_bench [--iters N] [--sweep]
+// --shapes BxC,BxC,... replaces the shapes with those listed (batch x context).
+//
+// Usage: se_cuda_decode_attention_bench [--iters N] [--sweep] [--shapes BxC,...]
 #include <cuda_runtime_api.h>
 #include <fmt/core.h>
 
@@ -194,18 +196,48 @@ Status run(const Shape& s, int iters, bool sweep) {
     return Status();
 }
 
+// "16x4096,1x1024": the shapes listed, or an error naming the first that is not BxC (B, C > 0).
+Expected<std::vector<Shape>> parse_shapes(const std::string& list) {
+    std::vector<Shape> shapes;
+    size_t at = 0;
+    while (at <= list.size()) {
+        const size_t end = std::min(list.find(',', at), list.size());
+        const std::string item = list.substr(at, end - at);
+        const size_t x = item.find('x');
+        char* rest = nullptr;
+        const long batch = x == std::string::npos ? 0 : std::strtol(item.c_str(), &rest, 10);
+        const bool batch_ok = batch > 0 && batch <= 65535 && rest == item.c_str() + x;
+        const long context = batch_ok ? std::strtol(item.c_str() + x + 1, &rest, 10) : 0;
+        if (!batch_ok || context <= 0 || context > (1L << 24) || *rest != '\0') {
+            return invalid_argument("--shapes: '" + item + "' is not BATCHxCONTEXT");
+        }
+        shapes.push_back({static_cast<int32_t>(batch), static_cast<int32_t>(context)});
+        at = end + 1;
+    }
+    return shapes;
+}
+
 }  // namespace
 }  // namespace se::cuda
 
 int main(int argc, char** argv) {
     int iters = 20;
     bool sweep = false;
+    std::vector<se::cuda::Shape> shapes(std::begin(se::cuda::kShapes), std::end(se::cuda::kShapes));
     for (int i = 1; i < argc; ++i) {
         const std::string arg = argv[i];
         if (arg == "--iters" && i + 1 < argc) iters = std::atoi(argv[++i]);
         if (arg == "--sweep") sweep = true;
+        if (arg == "--shapes" && i + 1 < argc) {
+            se::Expected<std::vector<se::cuda::Shape>> parsed = se::cuda::parse_shapes(argv[++i]);
+            if (!parsed.ok()) {
+                fmt::print(stderr, "error: {}\n", parsed.status().to_string());
+                return 2;
+            }
+            shapes = std::move(*parsed);
+        }
     }
-    for (const auto& shape : se::cuda::kShapes) {
+    for (const auto& shape : shapes) {
         se::Status status = se::cuda::run(shape, iters, sweep);
         if (!status.ok()) {
             fmt::print(stderr, "error: {}x{}: {}\n", shape.batch, shape.context,
