@@ -27,7 +27,11 @@
 // ceil(tiles / SMs) CTAs per SM at m <= 8, gemv_occupancy.h): m = 1: down 3.8 TB/s (31.0 us),
 // o 3.0 (11.1 us); the rest as before.
 //
-// Usage: se_cuda_gemv_bench [--iters N] [--json]
+// --only NAME,... times the shapes named (qkv, o, gate_up, gate_silu, down, lm_head) and --m
+// M,... those row counts (1..16), so that a profiler can take one launch; an unknown name or a
+// row count out of range is an error that names it.
+//
+// Usage: se_cuda_gemv_bench [--iters N] [--json] [--only NAME,...] [--m M,...]
 #include <cuda_runtime_api.h>
 #include <fmt/core.h>
 
@@ -64,6 +68,8 @@ struct Shape {
 struct Options {
     int iters = 100;
     bool json = false;
+    std::vector<std::string> only;            // shape names; empty: every shape
+    std::vector<int32_t> ms{1, 2, 4, 8, 16};  // rows of x
 };
 
 // Random bf16 values on the device, the source every buffer is filled from (never zeros: they
@@ -231,6 +237,32 @@ void print_row(const Shape& s, int32_t m, double ours_ms, double lt_ms, double c
                bytes / 1e6, lt_ms * 1e3, lt_gbps, ours);
 }
 
+// "a,b,c" -> {"a", "b", "c"}.
+std::vector<std::string> split_list(const std::string& list) {
+    std::vector<std::string> items;
+    size_t begin = 0;
+    while (begin <= list.size()) {
+        const size_t end = std::min(list.find(',', begin), list.size());
+        items.push_back(list.substr(begin, end - begin));
+        begin = end + 1;
+    }
+    return items;
+}
+
+// "1,16": the row counts listed, or an error naming the first that is not in [1, kMaxM].
+Expected<std::vector<int32_t>> parse_rows(const std::string& list) {
+    std::vector<int32_t> ms;
+    for (const std::string& item : split_list(list)) {
+        char* end = nullptr;
+        const long m = std::strtol(item.c_str(), &end, 10);
+        if (item.empty() || *end != '\0' || m < 1 || m > kMaxM) {
+            return invalid_argument("--m: '" + item + "' is not a row count in [1, 16]");
+        }
+        ms.push_back(static_cast<int32_t>(m));
+    }
+    return ms;
+}
+
 Status run(const Options& o) {
     SE_ASSIGN_OR_RETURN(const double copy_rate, copy_bytes_per_s(o));
     SE_ASSIGN_OR_RETURN(DeviceBuffer pattern, make_pattern());
@@ -244,9 +276,17 @@ Status run(const Options& o) {
         {"down", 14336, {4096}, DType::kBF16},
         {"lm_head", 4096, {128256}, DType::kF32},
     };
+    for (const std::string& name : o.only) {
+        const bool known = std::any_of(shapes.begin(), shapes.end(),
+                                       [&](const Shape& s) { return name == s.name; });
+        if (!known) return invalid_argument("--only: no shape '" + name + "'");
+    }
     for (const Shape& s : shapes) {
+        if (!o.only.empty() && std::find(o.only.begin(), o.only.end(), s.name) == o.only.end()) {
+            continue;
+        }
         SE_ASSIGN_OR_RETURN(const Buffers b, make_buffers(s, pattern));
-        for (const int32_t m : {1, 2, 4, 8, 16}) {
+        for (const int32_t m : o.ms) {
             double ours_ms = 0.0;
             if (m <= kGemvMaxRows) {
                 SE_ASSIGN_OR_RETURN(ours_ms, time_gemv(s, b, m, device, o));
@@ -263,12 +303,22 @@ Status run(const Options& o) {
 
 int main(int argc, char** argv) {
     se::cuda::Options o;
-    for (int i = 1; i < argc; ++i) {
+    se::Status status = se::Status::ok_status();
+    for (int i = 1; i < argc && status.ok(); ++i) {
         const std::string arg = argv[i];
         if (arg == "--json") o.json = true;
         if (arg == "--iters" && i + 1 < argc) o.iters = std::atoi(argv[++i]);
+        if (arg == "--only" && i + 1 < argc) o.only = se::cuda::split_list(argv[++i]);
+        if (arg == "--m" && i + 1 < argc) {
+            se::Expected<std::vector<int32_t>> ms = se::cuda::parse_rows(argv[++i]);
+            if (ms.ok()) {
+                o.ms = std::move(*ms);
+            } else {
+                status = ms.status();
+            }
+        }
     }
-    const se::Status status = se::cuda::run(o);
+    if (status.ok()) status = se::cuda::run(o);
     if (!status.ok()) {
         fmt::print(stderr, "error: {}\n", status.to_string());
         return 1;
