@@ -60,15 +60,13 @@
 // q goes to its output, k and v to their cache entries: the projections, RoPE and the KV store in
 // one launch, with the roundings of the three.
 #include <climits>
-#include <string>
 #include <string_view>
-#include <utility>
 
 #include "backend/cuda/bf16_vec.cuh"
 #include "backend/cuda/cuda_status.h"
 #include "backend/cuda/gemv.h"
+#include "backend/cuda/gemv_check.h"
 #include "backend/cuda/gemv_occupancy.h"
-#include "backend/cuda/launch_checks.h"
 #include "backend/cuda/pdl.cuh"
 #include "backend/cuda/rope_pair.cuh"
 #include "backend/cuda/warp_mma.cuh"
@@ -80,11 +78,10 @@ namespace {
 constexpr std::string_view kName = "gemv";
 constexpr int kWarps = 8;
 constexpr int kThreads = kWarps * 32;
-constexpr int kTileRows = 16;   // weight rows per CTA: the MMA's M
+constexpr int kTileRows = kGemvTileRows;  // weight rows per CTA: the MMA's M
 constexpr int kQuadElems = 32;  // elements of one weight row a warp's 4-lane group loads at once
 constexpr int kUnroll = 4;      // quads each warp has in flight
-constexpr int64_t kMaxK = int64_t{1} << 30;  // keeps element offsets in int32
-constexpr int64_t kMaxCappedWaves = 2;       // launches of more waves place themselves evenly
+constexpr int64_t kMaxCappedWaves = 2;  // launches of more waves place themselves evenly
 
 // The first tile (CTA) of each segment; unused segments start at the total, so that a CTA's
 // segment is the last one whose start it has reached.
@@ -383,112 +380,6 @@ __global__ void __launch_bounds__(kThreads, kMinCtas)
     store_tile<kHalves, kEpilogue>(acc, p, s, seg, row0);
 }
 
-Status field_error(const std::string& field, const std::string& what) {
-    return invalid_argument(std::string(kName) + ": " + field + " " + what);
-}
-
-// writes_y: false for up of kSiluMul, whose y is never written (and may be null).
-Status check_segment(const GemvSegment& s, int index, bool writes_y) {
-    const std::string name = "segments[" + std::to_string(index) + "]";
-    if (s.n < 0) return field_error(name + ".n", "is " + std::to_string(s.n));
-    if (s.n == 0) return Status::ok_status();
-    if (s.w == nullptr) return field_error(name + ".w", "is null");
-    SE_RETURN_IF_ERROR(check_aligned(kName, name + ".w", s.w));
-    if (!writes_y) return Status::ok_status();
-    if (s.y == nullptr) return field_error(name + ".y", "is null");
-    SE_RETURN_IF_ERROR(check_aligned(kName, name + ".y", s.y));
-    if (s.ldy < s.n) {
-        return field_error(name + ".ldy", std::to_string(s.ldy) + " < n " + std::to_string(s.n));
-    }
-    if (s.y_dtype != DType::kBF16 && s.y_dtype != DType::kF32) {
-        return field_error(name + ".y_dtype",
-                           "is " + std::string(dtype_name(s.y_dtype)) + ", not bf16 or f32");
-    }
-    return Status::ok_status();
-}
-
-// kRopeStore: q, k and v of whole heads, q's output in bf16, and the rotation's and the store's
-// inputs.
-Status check_rope(const GemvParams& p) {
-    const GemvRopeStore& r = p.rope;
-    if (p.num_segments != 3) {
-        return field_error("num_segments", "is " + std::to_string(p.num_segments) +
-                                               ", kRopeStore takes q, k and v");
-    }
-    if (r.head_dim <= 0 || r.head_dim % kTileRows != 0) {
-        return field_error("rope.head_dim",
-                           "is " + std::to_string(r.head_dim) + ", not a positive multiple of 16");
-    }
-    for (int i = 0; i < 3; ++i) {
-        if (p.segments[i].n % r.head_dim != 0) {
-            return field_error("segments[" + std::to_string(i) + "].n",
-                               std::to_string(p.segments[i].n) + " is not whole heads of " +
-                                   std::to_string(r.head_dim));
-        }
-    }
-    if (p.segments[2].n != p.segments[1].n) {
-        return field_error("segments[2].n", std::to_string(p.segments[2].n) + " != k's " +
-                                                std::to_string(p.segments[1].n));
-    }
-    if (p.segments[0].y_dtype != DType::kBF16) {
-        return field_error("segments[0].y_dtype", "is not bf16 (kRopeStore writes activations)");
-    }
-    if (r.style != RopeStyle::kNeox && r.style != RopeStyle::kInterleaved) {
-        return field_error("rope.style", "is unknown");
-    }
-    if (r.num_slots < 0) return field_error("rope.num_slots", "is " + std::to_string(r.num_slots));
-    const std::pair<const char*, const void*> pointers[] = {{"rope.positions", r.positions},
-                                                            {"rope.inv_freq", r.inv_freq},
-                                                            {"rope.slots", r.slots},
-                                                            {"rope.k_blocks", r.k_blocks},
-                                                            {"rope.v_blocks", r.v_blocks}};
-    for (const auto& [field, pointer] : pointers) {
-        if (pointer == nullptr) return field_error(field, "is null");
-    }
-    return Status::ok_status();
-}
-
-Status check_params(const GemvParams& p) {
-    if (p.m < 1 || p.m > kGemvMaxRows) {
-        return field_error("m", "is " + std::to_string(p.m) + ", not in [1, " +
-                                    std::to_string(kGemvMaxRows) + "]");
-    }
-    if (p.k <= 0 || p.k > kMaxK) {
-        return field_error("k", "is " + std::to_string(p.k) + ", not in [8, 2^30]");
-    }
-    SE_RETURN_IF_ERROR(check_vec_elems(kName, "k", p.k));
-    SE_RETURN_IF_ERROR(check_vec_elems(kName, "ldx", p.ldx));
-    if (p.ldx < p.k) {
-        return field_error("ldx", std::to_string(p.ldx) + " < k " + std::to_string(p.k));
-    }
-    if (p.x == nullptr) return field_error("x", "is null");
-    SE_RETURN_IF_ERROR(check_aligned(kName, "x", p.x));
-    if (p.num_segments < 1 || p.num_segments > kGemvMaxSegments) {
-        return field_error("num_segments", "is " + std::to_string(p.num_segments) +
-                                               ", not in [1, " + std::to_string(kGemvMaxSegments) +
-                                               "]");
-    }
-    const bool gated = p.epilogue == GemvEpilogue::kSiluMul;
-    const bool fused = gated || p.epilogue == GemvEpilogue::kRopeStore;
-    for (int i = 0; i < p.num_segments; ++i) {
-        SE_RETURN_IF_ERROR(check_segment(p.segments[i], i, !fused || i == 0));
-    }
-    if (p.epilogue == GemvEpilogue::kRopeStore) return check_rope(p);
-    if (!gated) return Status::ok_status();
-    if (p.num_segments != 2) {
-        return field_error("num_segments",
-                           "is " + std::to_string(p.num_segments) + ", kSiluMul takes gate and up");
-    }
-    if (p.segments[1].n != p.segments[0].n) {
-        return field_error("segments[1].n", std::to_string(p.segments[1].n) + " != gate's " +
-                                                std::to_string(p.segments[0].n));
-    }
-    if (p.segments[0].y_dtype != DType::kBF16) {
-        return field_error("segments[0].y_dtype", "is not bf16 (kSiluMul writes activations)");
-    }
-    return Status::ok_status();
-}
-
 // The dynamic shared memory (never used: it only spaces the CTAs) that keeps a launch of few
 // tiles even over the SMs (gemv_occupancy.h); 0 for a launch of many, or without a device. Only
 // launches of up to 8 rows of x are spaced: at 9..16 rows (two B operands) spacing measured
@@ -555,7 +446,7 @@ Expected<GemvDevice> gemv_device() {
 }
 
 Status gemv(const GemvParams& p, cudaStream_t stream) {
-    SE_RETURN_IF_ERROR(check_params(p));
+    SE_RETURN_IF_ERROR(check_gemv_params(p));
     SegmentTiles tiles{};
     int64_t num_tiles = 0;
     const bool gated = p.epilogue == GemvEpilogue::kSiluMul;
@@ -566,7 +457,8 @@ Status gemv(const GemvParams& p, cudaStream_t stream) {
             const int64_t features = gated ? kTileRows / 2 : kTileRows;
             num_tiles += (p.segments[i].n + features - 1) / features;
         }
-        if (num_tiles > INT32_MAX) return field_error("segments", "have over 2^35 rows in all");
+        if (num_tiles > INT32_MAX)
+            return invalid_argument("gemv: segments have over 2^35 rows in all");
     }
     // Unused segments start at the total: no CTA reaches them.
     for (int i = p.num_segments; i < kGemvMaxSegments; ++i) {
@@ -581,7 +473,7 @@ Status gemv(const GemvParams& p, cudaStream_t stream) {
         case GemvEpilogue::kRopeStore:
             return launch_for<GemvEpilogue::kRopeStore>(p, tiles, num_tiles, stream);
     }
-    return field_error("epilogue", "is unknown");
+    return invalid_argument("gemv: epilogue is unknown");
 }
 
 }  // namespace se::cuda
