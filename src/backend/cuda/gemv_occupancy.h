@@ -1,4 +1,5 @@
-// How many GEMV CTAs (gemv.cu) one SM may hold, for a launch of few tiles.
+// How many GEMV CTAs (gemv.cu) one SM may hold, for a launch of few tiles, and how much of the
+// SM's memory the CTAs of the 9..16-row kernels leave to L1.
 //
 // A launch of at most two waves (the o and down projections of an 8B model: 256 tiles on 132
 // SMs) is one wave whose balance the hardware decides: under programmatic dependent launch the
@@ -42,6 +43,17 @@ inline int64_t gemv_dynamic_smem(int64_t cap, int64_t static_bytes, const SmShar
     if (dynamic <= 0 || cap * footprint > sm.per_sm) return 0;
     if (dynamic + static_bytes > sm.max_per_cta) return 0;
     return dynamic;
+}
+
+// The preferred shared-memory carveout, in percent of the SM's shared memory, that holds `ctas`
+// CTAs of `static_bytes` each (and the part reserved per CTA): the smallest such, so that L1 keeps
+// the rest. The driver rounds it up to a size the SM supports (32 KB for 2 or 3 of the GEMV's
+// 8 KB at 9..16 rows on the H200).
+inline int gemv_carveout_percent(int64_t ctas, int64_t static_bytes, const SmSharedMemory& sm) {
+    if (ctas <= 0 || sm.per_sm <= 0) return 0;
+    const int64_t need = ctas * (static_bytes + sm.reserved_per_cta);
+    const int64_t percent = (need * 100 + sm.per_sm - 1) / sm.per_sm;
+    return percent < 100 ? static_cast<int>(percent) : 100;
 }
 
 }  // namespace se::cuda

@@ -50,5 +50,25 @@ TEST(GemvOccupancy, NoRequestWhereTheStaticPartCannotFitTheCap) {
     EXPECT_EQ(gemv_dynamic_smem(3, 80 * 1024, kH200), 0);
 }
 
+TEST(GemvOccupancy, CarveoutIsTheSmallestThatHoldsTheCtas) {
+    constexpr int64_t kPartials = 8192;  // the partial sums at 9..16 rows
+    for (const SmSharedMemory& sm : {kH200, kA100}) {
+        for (int64_t ctas = 1; ctas <= 4; ++ctas) {
+            const int percent = gemv_carveout_percent(ctas, kPartials, sm);
+            const int64_t need = ctas * (kPartials + sm.reserved_per_cta);
+            EXPECT_GE(percent * sm.per_sm / 100, need) << ctas << " CTAs";
+            EXPECT_LT((percent - 1) * sm.per_sm / 100, need) << ctas << " CTAs";
+        }
+    }
+    EXPECT_EQ(gemv_carveout_percent(3, kPartials, kH200), 12);  // 27.6 KB of 228
+    EXPECT_EQ(gemv_carveout_percent(2, kPartials, kH200), 8);
+}
+
+TEST(GemvOccupancy, CarveoutIsAtMostTheWholeSm) {
+    EXPECT_EQ(gemv_carveout_percent(3, 100 * 1024, kH200), 100);
+    EXPECT_EQ(gemv_carveout_percent(0, 8192, kH200), 0);
+    EXPECT_EQ(gemv_carveout_percent(3, 8192, SmSharedMemory{}), 0);
+}
+
 }  // namespace
 }  // namespace se::cuda
