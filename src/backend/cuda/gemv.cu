@@ -405,8 +405,8 @@ Status allow_spacing(const SmSharedMemory& smem) {
 // The 9..16-row kernels read 16 rows of x through L1 (128 KB at k = 4096), which the CTAs of an
 // SM share; the weight loads in flight take L1 lines too. Left to itself the driver gave these
 // kernels a 64 KB carveout for their 2 or 3 CTAs' 8 KB of partial sums, and in gate|up + SiLU at
-// m = 16 x hit L1 72% of the time (ncu: 66 MB of x from L2 against 235 MB of weight). The
-// smallest carveout that holds the CTAs (32 KB) gives L1 32 KB more: 35 MB of x from L2, gate|up
+// m = 16 x hit L1 72% of the time (ncu: 67 MB of x from L2 against 235 MB of weight). The
+// smallest carveout that holds the CTAs (32 KB) gives L1 32 KB more: 36 MB of x from L2, gate|up
 // 60.4-61.3 -> 59.7-60.6 us, batch-16 decode steps of an 8B model 6.691 / 6.680 -> 6.658 / 6.628
 // ms in one call and 6.636 / 6.612 -> 6.567 / 6.603 in another (H200, 2026-12-02). down reads
 // 458 KB of x, which no L1 holds; it did not change.
