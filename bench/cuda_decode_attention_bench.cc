@@ -34,6 +34,7 @@
 #include "backend/cuda/device_buffer.h"
 #include "backend/cuda/event.h"
 #include "backend/cuda/stream.h"
+#include "comma_list.h"
 #include "cuda_launch_timing.h"
 
 namespace se::cuda {
@@ -199,10 +200,7 @@ Status run(const Shape& s, int iters, bool sweep) {
 // "16x4096,1x1024": the shapes listed, or an error naming the first that is not BxC (B, C > 0).
 Expected<std::vector<Shape>> parse_shapes(const std::string& list) {
     std::vector<Shape> shapes;
-    size_t at = 0;
-    while (at <= list.size()) {
-        const size_t end = std::min(list.find(',', at), list.size());
-        const std::string item = list.substr(at, end - at);
+    for (const std::string& item : bench::comma_list(list)) {
         const size_t x = item.find('x');
         char* rest = nullptr;
         const long batch = x == std::string::npos ? 0 : std::strtol(item.c_str(), &rest, 10);
@@ -212,7 +210,6 @@ Expected<std::vector<Shape>> parse_shapes(const std::string& list) {
             return invalid_argument("--shapes: '" + item + "' is not BATCHxCONTEXT");
         }
         shapes.push_back({static_cast<int32_t>(batch), static_cast<int32_t>(context)});
-        at = end + 1;
     }
     return shapes;
 }

@@ -46,6 +46,7 @@
 #include "backend/cuda/device_buffer.h"
 #include "backend/cuda/gemm.h"
 #include "backend/cuda/gemv.h"
+#include "comma_list.h"
 #include "core/half.h"
 #include "cuda_launch_timing.h"
 
@@ -237,22 +238,10 @@ void print_row(const Shape& s, int32_t m, double ours_ms, double lt_ms, double c
                bytes / 1e6, lt_ms * 1e3, lt_gbps, ours);
 }
 
-// "a,b,c" -> {"a", "b", "c"}.
-std::vector<std::string> split_list(const std::string& list) {
-    std::vector<std::string> items;
-    size_t begin = 0;
-    while (begin <= list.size()) {
-        const size_t end = std::min(list.find(',', begin), list.size());
-        items.push_back(list.substr(begin, end - begin));
-        begin = end + 1;
-    }
-    return items;
-}
-
 // "1,16": the row counts listed, or an error naming the first that is not in [1, kMaxM].
 Expected<std::vector<int32_t>> parse_rows(const std::string& list) {
     std::vector<int32_t> ms;
-    for (const std::string& item : split_list(list)) {
+    for (const std::string& item : bench::comma_list(list)) {
         char* end = nullptr;
         const long m = std::strtol(item.c_str(), &end, 10);
         if (item.empty() || *end != '\0' || m < 1 || m > kMaxM) {
@@ -264,10 +253,6 @@ Expected<std::vector<int32_t>> parse_rows(const std::string& list) {
 }
 
 Status run(const Options& o) {
-    SE_ASSIGN_OR_RETURN(const double copy_rate, copy_bytes_per_s(o));
-    SE_ASSIGN_OR_RETURN(DeviceBuffer pattern, make_pattern());
-    SE_ASSIGN_OR_RETURN(Gemm gemm, Gemm::create());
-    SE_ASSIGN_OR_RETURN(const GemvDevice device, gemv_device());
     const std::vector<Shape> shapes = {
         {"qkv", 4096, {4096, 1024, 1024}, DType::kBF16},
         {"o", 4096, {4096}, DType::kBF16},
@@ -281,6 +266,10 @@ Status run(const Options& o) {
                                        [&](const Shape& s) { return name == s.name; });
         if (!known) return invalid_argument("--only: no shape '" + name + "'");
     }
+    SE_ASSIGN_OR_RETURN(const double copy_rate, copy_bytes_per_s(o));
+    SE_ASSIGN_OR_RETURN(DeviceBuffer pattern, make_pattern());
+    SE_ASSIGN_OR_RETURN(Gemm gemm, Gemm::create());
+    SE_ASSIGN_OR_RETURN(const GemvDevice device, gemv_device());
     for (const Shape& s : shapes) {
         if (!o.only.empty() && std::find(o.only.begin(), o.only.end(), s.name) == o.only.end()) {
             continue;
@@ -308,7 +297,7 @@ int main(int argc, char** argv) {
         const std::string arg = argv[i];
         if (arg == "--json") o.json = true;
         if (arg == "--iters" && i + 1 < argc) o.iters = std::atoi(argv[++i]);
-        if (arg == "--only" && i + 1 < argc) o.only = se::cuda::split_list(argv[++i]);
+        if (arg == "--only" && i + 1 < argc) o.only = se::bench::comma_list(argv[++i]);
         if (arg == "--m" && i + 1 < argc) {
             se::Expected<std::vector<int32_t>> ms = se::cuda::parse_rows(argv[++i]);
             if (ms.ok()) {
