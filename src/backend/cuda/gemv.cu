@@ -42,7 +42,13 @@
 // 26 us for its 2-4 us of work, decode attention after q|k|v 81 us for 68. Batch-16 steps of an 8B
 // model took 6.739 / 6.744 ms that way and 6.650 / 6.649 with the trigger after the loop (one
 // call; 6.726 / 6.755 -> 6.646 / 6.634 in another), 6.682 / 6.708 with it after the stores;
-// batch 1 did not change (4.14 -> 4.15, 4.12 -> 4.12) (H200, 2026-12-01).
+// batch 1 did not change (4.14 -> 4.15, 4.12 -> 4.12) (H200, 2026-12-01). At up to 8 rows, where
+// every round's weights are in flight before its MMAs, each warp also triggers as it starts its
+// last round: the launch of a grid whose CTAs are all resident by then (the trigger counts once
+// every CTA has given it) moves a round earlier, and the next kernel's CTAs take the slots of this
+// one's finished CTAs sooner. Batch-1 steps of an 8B model 4.118 / 4.102 / 4.109 -> 4.096 / 4.093 /
+// 4.094 ms interleaved, batch 4 4.249 -> 4.239 (H200, 2026-12-02). (At 9..16 rows the same line
+// made the 3-CTA kernels spill, and was left out.)
 //
 // A launch of at most two waves and up to 8 rows of x (o and down of an 8B model at batch 1: 256
 // tiles) asks for shared memory it never uses, so that no SM holds more than ceil(tiles / SMs) of
@@ -352,6 +358,9 @@ __global__ void __launch_bounds__(kThreads, kMinCtas)
     if constexpr (kLoadAhead) load_x_round(warp);
     float acc[kHalves][4] = {};
     for (int q0 = warp; q0 < num_quads; q0 += kWarps * kUnroll) {
+        if constexpr (kLoadAhead) {
+            if (q0 + kWarps * kUnroll >= num_quads) pdl_launch_dependents();  // the last round
+        }
         if constexpr (!kLoadAhead) {
 #pragma unroll
             for (int u = 0; u < kUnroll; ++u) {
@@ -374,8 +383,9 @@ __global__ void __launch_bounds__(kThreads, kMinCtas)
             load_x_round(q0 + kWarps * kUnroll);
         }
     }
-    // The next kernel launches once every CTA is past its loop: its CTAs, resident early and
-    // waiting beside this grid, slowed it (see the top of the file).
+    // The next kernel launches once every CTA is past its loop (at up to 8 rows, in its last
+    // round): its CTAs, resident early and waiting beside this grid, slowed it (see the top of the
+    // file). A warp without quads triggers here.
     pdl_launch_dependents();
     store_tile<kHalves, kEpilogue>(acc, p, s, seg, row0);
 }
