@@ -14,8 +14,8 @@
 // (decode_partition.h) and the merge DecodeMerge::kAuto picks. With --sweep, lines for every
 // partition size (64 .. 2048) under both merges follow, and the balanced split at one, two and
 // four waves of blocks (33 a KV head on an H200) where they fit, to see what the rules gain or
-// lose against the alternatives ("merged_by" says which merge ran: the last-block merge needs the
-// partials to fit a block's shared memory; "balanced" the balanced split's merge).
+// lose against the alternatives, the balanced counts under both merges ("merged_by" says which
+// merge ran: the last-block merge needs the partials to fit a block's shared memory).
 //
 // --shapes BxC,BxC,... replaces the shapes with those listed (batch x context).
 //
@@ -128,8 +128,7 @@ class ShapeRun {
         return int64_t{shape_.batch} * shape_.context * kKvHeads * kHeadDim * 2;
     }
 
-    // balanced_blocks > 0: the balanced split (partition and merge unread); rule: the engine's
-    // choice.
+    // balanced_blocks > 0: the balanced split (partition unread); rule: the engine's choice.
     Status time(int32_t partition, DecodeMerge merge, int32_t balanced_blocks, bool rule,
                 int iters) const {
         const DecodeAttentionParams p{.q = q_.as<bf16>(),
@@ -162,9 +161,7 @@ class ShapeRun {
             "\"balanced_blocks\": {}, \"merge\": \"{}\", \"merged_by\": \"{}\", \"rule\": {}, "
             "\"ms\": {:.4f}, \"graph_ms\": {:.4f}, \"kv_tb_per_s\": {:.3f}}}\n",
             shape_.batch, shape_.context, balanced_blocks > 0 ? 0 : partition, balanced_blocks,
-            balanced_blocks > 0 ? "balanced" : merge_name(merge),
-            balanced_blocks > 0 ? "balanced" : merge_name(decode_attention_merge(p)), rule, ms,
-            graph_ms, tb_per_s);
+            merge_name(merge), merge_name(decode_attention_merge(p)), rule, ms, graph_ms, tb_per_s);
         return Status();
     }
 
@@ -189,10 +186,11 @@ Status run(const Shape& s, int iters, bool sweep) {
     }
     const int32_t wave = sms * kDecodeBlocksPerSm / kKvHeads;  // blocks a KV head in one wave
     for (int32_t blocks : {wave, 2 * wave, 4 * wave}) {
-        if (blocks == balanced || blocks > kMaxSweepBlocks ||
-            !decode_balanced_fits(s.batch, s.context, blocks))
-            continue;
-        SE_RETURN_IF_ERROR(r.time(partition, DecodeMerge::kAuto, blocks, false, iters));
+        if (blocks > kMaxSweepBlocks || !decode_balanced_fits(s.batch, s.context, blocks)) continue;
+        for (DecodeMerge merge : {DecodeMerge::kAuto, DecodeMerge::kSecondKernel}) {
+            if (blocks == balanced && merge == DecodeMerge::kAuto) continue;  // the rule's line
+            SE_RETURN_IF_ERROR(r.time(partition, merge, blocks, false, iters));
+        }
     }
     return Status();
 }

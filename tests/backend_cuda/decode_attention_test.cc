@@ -14,8 +14,9 @@
 // each of these passes the batch's partition size. After every launch the merge counters must be
 // zero again, as the next launch (or graph replay) needs them. The balanced split
 // (decode_balance.h) runs every case too, at block counts from one block for the whole batch to
-// more blocks than tiles; its outputs depend on the whole batch's lengths, so only a looser bound
-// must leave its bits alone.
+// more blocks than tiles, under each merge (the last block's, where the partials fit, and the
+// second kernel's must agree bit for bit); its outputs depend on the whole batch's lengths, so
+// only a looser bound and the merge must leave its bits alone.
 //
 // Tolerance: one bf16 rounding of the output (kBf16RelTol) plus 2e-5 absolute. Inputs are bf16
 // values in [-1, 1] (K, V) and [-2, 2] (q); the kernel's f32 scores, exponentials and weighted
@@ -266,9 +267,15 @@ class DecodeAttentionTest : public ::testing::TestWithParam<DecodeParam> {
             Launch balanced = batch;
             balanced.balanced_blocks = blocks;
             const std::vector<float> got = dev.run(balanced, scale);
-            testing::expect_all_near(got, want, 2e-5f, testing::kBf16RelTol,
-                                     "balanced, " + std::to_string(blocks) + " blocks");
+            const std::string what = "balanced, " + std::to_string(blocks) + " blocks";
+            testing::expect_all_near(got, want, 2e-5f, testing::kBf16RelTol, what);
             ++ran;
+            // The last block's merge and the second kernel's add in one order.
+            for (DecodeMerge merge : {DecodeMerge::kLastBlock, DecodeMerge::kSecondKernel}) {
+                Launch forced = balanced;
+                forced.merge = merge;
+                testing::expect_all_equal(dev.run(forced, scale), got, what + ", forced merge");
+            }
             Launch loose = balanced;
             loose.max_kv_len = 16 * max_kv_len + 300;
             if (blocks >= 33 && decode_balanced_fits(f.num_seqs(), loose.max_kv_len, blocks)) {

@@ -36,29 +36,6 @@
 namespace se::cuda::decode {
 namespace {
 
-// Whether this block is the last of the seq_parts blocks counted in *counter; if so, every
-// block's workspace rows are visible to all of its threads once this returns. The pattern of
-// CUDA's threadFenceReduction and of cooperative groups' grid sync: the block's stores, a barrier,
-// then one thread's fence (release) and atomic; in the last block, that thread's fence after the
-// atomic (acquire) and a barrier before anyone reads.
-__device__ bool last_block(uint32_t* counter, int32_t seq_parts) {
-    __shared__ bool s_last;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        __threadfence();
-        const bool last = atomicAdd(counter, 1u) + 1u == static_cast<uint32_t>(seq_parts);
-        if (last) {
-            __threadfence();
-            // Every other block of this (sequence, KV head) has counted already: nobody touches
-            // the counter again in this launch, and the next launch finds it zero.
-            *counter = 0u;
-        }
-        s_last = last;
-    }
-    __syncthreads();
-    return s_last;
-}
-
 // First pass: one block per (KV head, sequence, partition), KV heads fastest so that the blocks
 // reading the same cache blocks run side by side, partitions slowest so that every sequence's
 // first partitions start in the first wave and the last ones, often short (a 4K context in
@@ -105,7 +82,8 @@ __global__ void __launch_bounds__(kThreads, 2)
     pdl_launch_dependents();
     if (seq_parts == 1 || !merge_here) return;
     if (!last_block(p.merge_counters + seq * p.num_kv_heads + kv_head, seq_parts)) return;
-    merge_in_block<kHeadDim>(p, ws, smem, seq, kv_head, seq_parts);
+    const auto part_rows = [&](int32_t part) { return ws.row(seq, kv_head, part, 0); };
+    merge_in_block<kHeadDim>(p, part_rows, group, smem, seq, kv_head, seq_parts);
 }
 
 // Second kernel: one block per (head, sequence), merge_rows over the sequence's partitions.
@@ -127,10 +105,7 @@ __global__ void __launch_bounds__(kMergeLanes)
 // Whether the last block of each (sequence, KV head) merges (DecodeMerge): only when asked, and
 // when a round's rows of the launch fit its drained rings (decode_merge.cuh).
 bool merges_in_block(const DecodeAttentionParams& p, int32_t num_parts) {
-    const int64_t ring_bytes =
-        p.head_dim == 64 ? Tile<64>::kRingBytes : int64_t{Tile<128>::kRingBytes};
-    const bool fits =
-        decode_round_rows_bytes(num_parts, p.num_heads / p.num_kv_heads, p.head_dim) <= ring_bytes;
+    const bool fits = decode_round_rows_fit(num_parts, p.num_heads / p.num_kv_heads, p.head_dim);
     switch (p.merge) {
         case DecodeMerge::kAuto:
             return false;
@@ -180,6 +155,9 @@ Status check_balanced(const DecodeAttentionParams& p) {
             std::to_string(p.num_seqs) + " sequences of up to " + std::to_string(p.max_kv_len) +
             " keys (ranges of at most " + std::to_string(kDecodeBalancedMaxTiles) + " tiles)");
     }
+    if (balanced_merges_in_block(p) && p.merge_counters == nullptr) {
+        return invalid_argument("decode_attention: merge_counters is null (a last-block merge)");
+    }
     return Status::ok_status();
 }
 
@@ -224,9 +202,11 @@ Status check_params(const DecodeAttentionParams& p) {
 namespace se::cuda {
 
 DecodeMerge decode_attention_merge(const DecodeAttentionParams& p) {
-    return decode::merges_in_block(p, decode_num_partitions(p.max_kv_len, p.partition))
-               ? DecodeMerge::kLastBlock
-               : DecodeMerge::kSecondKernel;
+    const bool in_block =
+        p.balanced_blocks > 0
+            ? decode::balanced_merges_in_block(p)
+            : decode::merges_in_block(p, decode_num_partitions(p.max_kv_len, p.partition));
+    return in_block ? DecodeMerge::kLastBlock : DecodeMerge::kSecondKernel;
 }
 
 int64_t decode_attention_workspace_floats(int32_t num_seqs, int32_t num_heads, int32_t head_dim,

@@ -16,7 +16,8 @@
 //
 // Large launches split the other way (balanced_blocks > 0, decode_balance.h): each KV head's keys
 // of the whole batch in equal ranges, one block each, which may span sequences; a second kernel
-// merges every sequence's partials.
+// merges every sequence's partials, or, in launches of many sequences, the last of a sequence's
+// blocks to finish.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -34,15 +35,17 @@ inline constexpr int32_t kDecodeMaxGroup = 8;  // query heads per KV head
 // Who merges the partitions of a sequence that has more than one. Both merges add in one order,
 // so the choice never changes an output bit (the GPU tests compare them).
 enum class DecodeMerge {
-    // What the engine runs: kSecondKernel. Alone, neither merge was clearly faster (1 x 32K:
-    // 0.041 ms with the last block in one run, 0.037 ms with the second kernel in another), but
-    // inside a decode step the last-block merge lost: with the next kernel launched early
-    // (pdl.cuh), a batch-1 step of an 8B model took 5.7 ms with kLastBlock against 4.5 ms with
-    // kSecondKernel (H200, 2026-12-01), so kAuto does not pick it.
+    // What the engine runs. Partitions: kSecondKernel. Alone, neither merge was clearly faster
+    // (1 x 32K: 0.041 ms with the last block in one run, 0.037 ms with the second kernel in
+    // another), but inside a decode step the last-block merge lost: with the next kernel launched
+    // early (pdl.cuh), a batch-1 step of an 8B model took 5.7 ms with kLastBlock against 4.5 ms
+    // with kSecondKernel (H200, 2026-12-01), so kAuto does not pick it there. The balanced split
+    // (balanced_blocks > 0): kLastBlock where the second kernel's blocks would take more than one
+    // wave (decode_balanced.cu: balanced_merges_in_block).
     kAuto,
     // The last block to finish a (sequence, KV head), found by merge_counters, wherever the
-    // partials fit its shared memory (the launch's partitions of 4 heads of the group at a time:
-    // up to 46 at head_dim 128, 45 at 64); else kSecondKernel.
+    // partials fit its shared memory (the launch's partitions, or balanced blocks, of 4 heads of
+    // the group at a time: up to 46 at head_dim 128, 45 at 64); else kSecondKernel.
     kLastBlock,
     // A second kernel, one block per (sequence, head).
     kSecondKernel,
@@ -76,7 +79,7 @@ struct DecodeAttentionParams {
     int32_t partition = 0;
     DecodeMerge merge = DecodeMerge::kAuto;
     // Blocks per KV head of the balanced split (decode_balance.h), which then replaces the
-    // partitions (partition and merge are not read): decode_balanced_blocks(num_seqs, max_kv_len,
+    // partitions (partition is not read): decode_balanced_blocks(num_seqs, max_kv_len,
     // num_kv_heads, SMs), or any count whose ranges decode_balanced_fits (tests try many). 0: the
     // partitions. The workspace is decode_balanced_workspace_floats then.
     int32_t balanced_blocks = 0;
@@ -96,8 +99,9 @@ int64_t decode_balanced_workspace_floats(int32_t num_heads, int32_t head_dim, in
 int64_t decode_attention_workspace_floats(int32_t num_seqs, int32_t num_heads, int32_t head_dim,
                                           int32_t max_kv_len, int32_t partition);
 
-// The merge a partition launch with these parameters runs for sequences of more than one
-// partition: kLastBlock or kSecondKernel (p.merge resolved). p must pass decode_attention's checks.
+// The merge a launch with these parameters runs for sequences of more than one partition (or
+// balanced range): kLastBlock or kSecondKernel (p.merge resolved). p must pass decode_attention's
+// checks.
 DecodeMerge decode_attention_merge(const DecodeAttentionParams& p);
 
 // out = softmax(q k^T * scale) v over each sequence's kv_len entries; query head h reads KV head

@@ -12,8 +12,9 @@
 //
 // A block writes a sequence it covers whole straight to the output; it holds a partial only for
 // its first and its last sequence, so the workspace has two rows per (KV head, block, query head)
-// whatever the batch. A second kernel merges each sequence's partials: those of the blocks from
-// the one holding its first tile to the one holding its last.
+// whatever the batch. A sequence's partials are those of the blocks from the one holding its
+// first tile to the one holding its last; a second kernel merges them, or, in launches of many
+// sequences, the last of those blocks to finish (decode_balanced.cu).
 //
 // Why: with one block per partition, a launch many waves deep ends in a partial wave (16 x 32K in
 // 2048-key partitions is 2048 blocks on 264 slots, 7.76 waves that take 8; 8 x 128K is 15.5

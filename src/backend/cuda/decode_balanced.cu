@@ -1,5 +1,6 @@
 // Decode attention's balanced split (decode_balance.h): the first pass, one block per (KV head,
-// range of the batch's tiles), and the second kernel that merges each sequence's partials.
+// range of the batch's tiles), and the second kernel that merges each sequence's partials where
+// the last block does not.
 //
 // A block finds its range's first sequence by a scan of the batch's tile counts, then attends
 // each run of its range (decode_pass.cuh) in turn: the sequences it covers whole go straight to
@@ -10,6 +11,19 @@
 // Lengths and tables come from the host's copy (pdl.cuh), so the scan runs, and the first run's
 // table and first tiles load, while the previous kernel ends, unless that run holds its
 // sequence's newest key, which this step's q|k|v kernel writes.
+//
+// Who merges a sequence's partials (DecodeMerge): a second kernel, one block per (query head,
+// sequence), or the last of the sequence's blocks to store its partial, counted in
+// merge_counters as the partitions' last-block merge does, where the partials fit a block's
+// drained rings (at most 46 blocks a KV head at head_dim 128, 45 at 64); block 0 of each KV head
+// then writes the zero rows of the sequences without keys. The last block's merge adds a round
+// trip (the count) and the merge itself to the end of the first pass; the second kernel, launched
+// early, waits resident for the first pass to end, then needs one round trip, as long as its
+// blocks fit one wave (4 per SM). So kAuto takes the last block where they would not: at 64 x 8K
+// (2048 merge blocks, one wave of 528) the last block's merge took 0.4869 ms against 0.4923 with
+// the second kernel, and batch-64 decode steps of an 8B model 13.85 / 13.84 against 14.04 / 14.02
+// ms; at 16 x 32K (512 merge blocks) it lost, 0.4888 against 0.4859 ms (graph; H200,
+// 2026-12-02).
 #include <string>
 
 #include "backend/cuda/cuda_status.h"
@@ -119,8 +133,39 @@ __device__ __forceinline__ float* balanced_row(const DecodeAttentionParams& p, i
     return p.workspace + at * Workspace<kHeadDim>::kRowFloats;
 }
 
+// The last-block merge of a sequence whose partial the block has just stored: tiles
+// [seq_begin, seq_end) of the KV head's tiles, held by blocks b_first .. b_last; the last of them
+// to store merges their rows (the rows the second kernel reads).
 template <int kHeadDim>
-__global__ void __launch_bounds__(kThreads, 2) decode_balanced_kernel(DecodeAttentionParams p) {
+__device__ void merge_if_last(const DecodeAttentionParams& p, uint8_t* smem, const BalancedRange& r,
+                              int32_t blocks, int32_t seq, int64_t seq_begin, int64_t seq_end,
+                              int32_t kv_head) {
+    const int64_t used = decode_balanced_used_blocks(r.total, blocks);
+    const int64_t b_first = decode_balanced_block_of(seq_begin, r.total, used);
+    const int64_t b_last = decode_balanced_block_of(seq_end - 1, r.total, used);
+    const auto parts = static_cast<int32_t>(b_last - b_first + 1);
+    if (!last_block(p.merge_counters + int64_t{seq} * p.num_kv_heads + kv_head, parts)) return;
+    // The first block holds the sequence as its first run only when its range starts with it.
+    const int32_t first_slot = decode_balanced_start(b_first, r.total, used) == seq_begin ? 0 : 1;
+    const auto part_rows = [&](int32_t i) {
+        return balanced_row<kHeadDim>(p, kv_head, b_first + i, blocks, i == 0 ? first_slot : 0, 0);
+    };
+    merge_in_block<kHeadDim>(p, part_rows, p.num_heads / p.num_kv_heads, smem, seq, kv_head, parts);
+}
+
+// Zeros for the output rows of the KV head's group in every sequence without keys (no block's
+// range holds them); after the wait.
+template <int kHeadDim>
+__device__ void store_empty_rows(const DecodeAttentionParams& p, int32_t kv_head) {
+    const int32_t group = p.num_heads / p.num_kv_heads;
+    for (int32_t s = 0; s < p.num_seqs; ++s) {
+        if (balanced_kv_len(p, s) == 0) store_zeros<kHeadDim>(p, group, s, kv_head * group, group);
+    }
+}
+
+template <int kHeadDim>
+__global__ void __launch_bounds__(kThreads, 2)
+    decode_balanced_kernel(DecodeAttentionParams p, bool merge_here) {
     using T = Tile<kHeadDim>;
     extern __shared__ __align__(128) uint8_t smem[];
     auto* s_table = reinterpret_cast<int32_t*>(smem + T::kRingBytes);
@@ -151,6 +196,9 @@ __global__ void __launch_bounds__(kThreads, 2) decode_balanced_kernel(DecodeAtte
                 p, smem, group, seq, kv_head,
                 whole ? nullptr
                       : balanced_row<kHeadDim>(p, kv_head, b, blocks, t == r.begin ? 0 : 1, 0));
+            if (!whole && merge_here) {
+                merge_if_last<kHeadDim>(p, smem, r, blocks, seq, seq_begin, seq_end, kv_head);
+            }
             t = run_end;
         }
         ++seq;
@@ -158,6 +206,7 @@ __global__ void __launch_bounds__(kThreads, 2) decode_balanced_kernel(DecodeAtte
     }
     // Every block waits, so that this grid ends after the previous one whatever it held.
     if (!waited) pdl_wait();
+    if (merge_here && b == 0) store_empty_rows<kHeadDim>(p, kv_head);
     pdl_launch_dependents();
 }
 
@@ -209,9 +258,11 @@ Status launch(const DecodeAttentionParams& p, cudaStream_t stream) {
     SE_CUDA_RETURN_IF_ERROR(cudaFuncSetAttribute(
         decode_balanced_kernel<kHeadDim>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
     const dim3 grid(p.num_kv_heads, p.balanced_blocks);
-    SE_RETURN_IF_ERROR(cuda_status(
-        launch_pdl(decode_balanced_kernel<kHeadDim>, grid, dim3(kThreads), kSmem, stream, p),
-        "decode_attention (balanced ranges)"));
+    const bool in_block = balanced_merges_in_block(p);
+    SE_RETURN_IF_ERROR(cuda_status(launch_pdl(decode_balanced_kernel<kHeadDim>, grid,
+                                              dim3(kThreads), kSmem, stream, p, in_block),
+                                   "decode_attention (balanced ranges)"));
+    if (in_block) return Status::ok_status();  // every row is written
     return cuda_status(
         launch_pdl(decode_balanced_merge_kernel<kHeadDim>, dim3(p.num_heads, p.num_seqs),
                    dim3(kMergeLanes), 0, stream, p, p.balanced_blocks),
@@ -219,6 +270,19 @@ Status launch(const DecodeAttentionParams& p, cudaStream_t stream) {
 }
 
 }  // namespace
+
+bool balanced_merges_in_block(const DecodeAttentionParams& p) {
+    const int32_t group = p.num_heads / p.num_kv_heads;
+    if (p.merge == DecodeMerge::kSecondKernel ||
+        !decode_round_rows_fit(p.balanced_blocks, group, p.head_dim)) {
+        return false;
+    }
+    // kAuto: where the second kernel's blocks (num_heads x num_seqs, 4 resident per SM) outnumber
+    // twice the first pass's (2 per SM), i.e. take more than one wave when the first pass takes
+    // one (the top of the file has the figures).
+    return p.merge == DecodeMerge::kLastBlock ||
+           int64_t{group} * p.num_seqs > int64_t{2} * p.balanced_blocks;
+}
 
 Status launch_balanced(const DecodeAttentionParams& p, cudaStream_t stream) {
     return p.head_dim == 64 ? launch<64>(p, stream) : launch<128>(p, stream);

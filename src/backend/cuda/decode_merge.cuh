@@ -63,6 +63,13 @@ constexpr int64_t decode_round_rows_bytes(int32_t num_parts, int32_t group, int3
     return int64_t{num_parts} * heads * decode_row_floats(head_dim) * 4;
 }
 
+// Whether a round's rows of `parts` partials fit a merging block's drained rings.
+constexpr bool decode_round_rows_fit(int32_t parts, int32_t group, int32_t head_dim) {
+    const int64_t ring_bytes =
+        head_dim == 64 ? Tile<64>::kRingBytes : int64_t{Tile<128>::kRingBytes};
+    return decode_round_rows_bytes(parts, group, head_dim) <= ring_bytes;
+}
+
 // kv_len clamped into what the grid covers (a kv_len beyond max_kv_len breaks the contract; the
 // clamp keeps every block and merge inside the table row and the workspace), and the partitions
 // holding its keys.
@@ -128,19 +135,20 @@ struct RoundRows {
     }
 };
 
-// Copies the round's rows of (seq, kv_head) from the workspace, through L2 (never stale L1 lines
-// of another SM's writes); every thread sees them on return.
-template <int kHeadDim>
-__device__ void copy_round_rows(const Workspace<kHeadDim>& ws, int32_t seq, int32_t kv_head,
-                                int32_t first_head, int32_t seq_parts,
+// Copies the round's rows of one (sequence, KV head) from the workspace, through L2 (never stale
+// L1 lines of another SM's writes): part_rows(part) is the row of the group's first head in part
+// `part`, the other heads' rows following it. Every thread sees them on return.
+template <int kHeadDim, typename PartRows>
+__device__ void copy_round_rows(const PartRows& part_rows, int32_t first_head, int32_t seq_parts,
                                 const RoundRows<kHeadDim>& r) {
-    constexpr int kPieces = Workspace<kHeadDim>::kRowFloats / 4;  // 16-byte pieces of a row
+    constexpr int kRowFloats = Workspace<kHeadDim>::kRowFloats;
+    constexpr int kPieces = kRowFloats / 4;  // 16-byte pieces of a row
     const int32_t part_pieces = r.heads * kPieces;
     for (int32_t i = threadIdx.x; i < seq_parts * part_pieces; i += kThreads) {
         const int32_t part = i / part_pieces;
         const int32_t piece = i % part_pieces;
         cp_async_16(smem_address(r.base + 4 * i),
-                    ws.row(seq, kv_head, part, first_head) + 4 * piece, 16);
+                    part_rows(part) + first_head * kRowFloats + 4 * piece, 16);
     }
     cp_async_commit();
     cp_async_wait<0>();
@@ -209,21 +217,45 @@ __device__ void merge_head(const RoundRows<kHeadDim>& r, int32_t h, int32_t seq_
     }
 }
 
-// The merge of (seq, kv_head) by the block that finished its last partition, after every block's
-// rows are visible to it (decode_attention.cu: last_block), kMergeRoundHeads heads of the group
-// at a time, a warp per head for the accumulators. The launch takes this merge only when a
-// round's rows fit the rings (decode_round_rows_bytes).
-template <int kHeadDim>
-__device__ void merge_in_block(const DecodeAttentionParams& p, const Workspace<kHeadDim>& ws,
-                               uint8_t* smem, int32_t seq, int32_t kv_head, int32_t seq_parts) {
+// Whether this block is the last of the `parts` blocks counted in *counter; if so, every block's
+// workspace rows are visible to all of its threads once this returns. The pattern of CUDA's
+// threadFenceReduction and of cooperative groups' grid sync: the block's stores, a barrier, then
+// one thread's fence (release) and atomic; in the last block, that thread's fence after the
+// atomic (acquire) and a barrier before anyone reads.
+__device__ inline bool last_block(uint32_t* counter, int32_t parts) {
+    __shared__ bool s_last;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        __threadfence();
+        const bool last = atomicAdd(counter, 1u) + 1u == static_cast<uint32_t>(parts);
+        if (last) {
+            __threadfence();
+            // Every other block of this (sequence, KV head) has counted already: nobody touches
+            // the counter again in this launch, and the next launch finds it zero.
+            *counter = 0u;
+        }
+        s_last = last;
+    }
+    __syncthreads();
+    return s_last;
+}
+
+// The merge of (seq, kv_head) over its seq_parts partials by the block that stored the last of
+// them, after every block's rows are visible to it (last_block), kMergeRoundHeads heads of the
+// group at a time, a warp per head for the accumulators; part_rows as copy_round_rows takes it.
+// A launch takes this merge only when a round's rows fit the rings (decode_round_rows_bytes).
+template <int kHeadDim, typename PartRows>
+__device__ void merge_in_block(const DecodeAttentionParams& p, const PartRows& part_rows,
+                               int32_t group, uint8_t* smem, int32_t seq, int32_t kv_head,
+                               int32_t seq_parts) {
     __shared__ float s_max[kMergeRoundHeads][kWarps];
     __shared__ float s_sum[kMergeRoundHeads][kMergeLanes / 32];
     const int warp = threadIdx.x / 32;
-    for (int32_t first_head = 0; first_head < ws.group; first_head += kMergeRoundHeads) {
+    for (int32_t first_head = 0; first_head < group; first_head += kMergeRoundHeads) {
         const RoundRows<kHeadDim> rows{reinterpret_cast<float*>(smem),
-                                       min(ws.group - first_head, kMergeRoundHeads)};
+                                       min(group - first_head, kMergeRoundHeads)};
         __syncthreads();  // the previous round is done with the rings and the sums
-        copy_round_rows(ws, seq, kv_head, first_head, seq_parts, rows);
+        copy_round_rows(part_rows, first_head, seq_parts, rows);
         round_totals(rows, seq_parts, s_max, s_sum);
         const int32_t h = warp;
         if (h >= rows.heads) continue;
@@ -231,7 +263,7 @@ __device__ void merge_in_block(const DecodeAttentionParams& p, const Workspace<k
 #pragma unroll
         for (int w = 1; w < kWarps; ++w) max = fmaxf(max, s_max[h][w]);
         const LseMerge merge{max, 1.0f / sum_in_order(s_sum[h])};
-        const int32_t head = kv_head * ws.group + first_head + h;
+        const int32_t head = kv_head * group + first_head + h;
         merge_head(rows, h, seq_parts, merge,
                    p.out + (int64_t{seq} * p.num_heads + head) * kHeadDim);
     }
