@@ -40,8 +40,8 @@ enum class DecodeMerge {
     // another), but inside a decode step the last-block merge lost: with the next kernel launched
     // early (pdl.cuh), a batch-1 step of an 8B model took 5.7 ms with kLastBlock against 4.5 ms
     // with kSecondKernel (H200, 2026-12-01), so kAuto does not pick it there. The balanced split
-    // (balanced_blocks > 0): kLastBlock where the second kernel's blocks would take more than one
-    // wave (decode_balanced.cu: balanced_merges_in_block).
+    // (balanced_blocks > 0): kLastBlock where the second kernel's blocks would take more than two
+    // waves (decode_balanced.cu: balanced_merges_in_block).
     kAuto,
     // The last block to finish a (sequence, KV head), found by merge_counters, wherever the
     // partials fit its shared memory (the launch's partitions, or balanced blocks, of 4 heads of

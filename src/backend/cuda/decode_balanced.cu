@@ -18,12 +18,14 @@
 // drained rings (at most 46 blocks a KV head at head_dim 128, 45 at 64); block 0 of each KV head
 // then writes the zero rows of the sequences without keys. The last block's merge adds a round
 // trip (the count) and the merge itself to the end of the first pass; the second kernel, launched
-// early, waits resident for the first pass to end, then needs one round trip, as long as its
-// blocks fit one wave (4 per SM). So kAuto takes the last block where they would not: at 64 x 8K
-// (2048 merge blocks, one wave of 528) the last block's merge took 0.4869 ms against 0.4923 with
-// the second kernel, and batch-64 decode steps of an 8B model 13.85 / 13.84 against 14.04 / 14.02
-// ms; at 16 x 32K (512 merge blocks) it lost, 0.4888 against 0.4859 ms (graph; H200,
-// 2026-12-02).
+// early, waits resident for the first pass to end and then needs one round trip, but its blocks,
+// one per (query head, sequence) whether the sequence was split or not, come in waves of 4 per SM.
+// So kAuto takes the last block where they are more than two waves. Graph ms of a launch at the
+// rule's 33 blocks a KV head, last block / second kernel (bench/cuda_decode_attention_bench
+// --sweep, H200, 2026-12-02): 16 x 32K 0.4888 / 0.4859 and 64 x 8K 0.4869 / 0.4923 in one run;
+// 24 x 16K 0.3631 / 0.3614, 32 x 16K 0.4786 / 0.4775 (1024 merge blocks, 1.9 waves), 48 x 8K
+// 0.3620 / 0.3649 (1536, 2.9 waves) and 64 x 8K 0.4757 / 0.4812 in another. Batch-64 decode steps
+// of an 8B model: 13.85 / 13.84 ms with the last block's merge, 14.04 / 14.02 without.
 #include <string>
 
 #include "backend/cuda/cuda_status.h"
@@ -278,10 +280,10 @@ bool balanced_merges_in_block(const DecodeAttentionParams& p) {
         return false;
     }
     // kAuto: where the second kernel's blocks (num_heads x num_seqs, 4 resident per SM) outnumber
-    // twice the first pass's (2 per SM), i.e. take more than one wave when the first pass takes
-    // one (the top of the file has the figures).
+    // four times the first pass's (2 per SM), i.e. take more than two waves when the first pass
+    // takes one (the top of the file has the figures).
     return p.merge == DecodeMerge::kLastBlock ||
-           int64_t{group} * p.num_seqs > int64_t{2} * p.balanced_blocks;
+           int64_t{group} * p.num_seqs > int64_t{4} * p.balanced_blocks;
 }
 
 Status launch_balanced(const DecodeAttentionParams& p, cudaStream_t stream) {

@@ -11,7 +11,7 @@ namespace se::cuda::decode {
 // Whether the last block of each sequence's ranges merges its partials (else a second kernel):
 // only where a sequence's partials (from at most p.balanced_blocks blocks) fit a block's shared
 // memory; then under kLastBlock always, under kAuto where the second kernel would need more than
-// one wave, never under kSecondKernel.
+// two waves, never under kSecondKernel.
 bool balanced_merges_in_block(const DecodeAttentionParams& p);
 
 // Enqueues the kernels of a launch whose p.balanced_blocks > 0 (the first pass, and the merge
