@@ -35,6 +35,7 @@
 #include "backend/cuda/event.h"
 #include "backend/cuda/stream.h"
 #include "comma_list.h"
+#include "cuda_device_sms.h"
 #include "cuda_launch_timing.h"
 
 namespace se::cuda {
@@ -73,16 +74,6 @@ const char* merge_name(DecodeMerge merge) {
             return "second_kernel";
     }
     return "?";
-}
-
-Expected<int32_t> device_sms() {
-    int device = 0;
-    int sms = 0;
-    if (cudaGetDevice(&device) != cudaSuccess ||
-        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
-        return internal_error("the device's SM count");
-    }
-    return sms;
 }
 
 // One shape's inputs on the device, timed under any partition size and merge.

@@ -26,8 +26,10 @@
 #include <string>
 #include <vector>
 
+#include "backend/cuda/decode_tile.cuh"
 #include "backend/cuda/device_buffer.h"
 #include "comma_list.h"
+#include "cuda_device_sms.h"
 #include "cuda_launch_timing.h"
 
 namespace se::cuda {
@@ -43,18 +45,8 @@ constexpr int kBlocksPerSm = 2;
 
 enum class Order { kPaged, kHeadMajorPages };
 
-__device__ __forceinline__ void cp_async_16(uint32_t dst, const void* src) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src) : "memory");
-}
-
-__device__ __forceinline__ void cp_async_commit() {
-    asm volatile("cp.async.commit_group;\n" ::: "memory");
-}
-
-template <int kPending>
-__device__ __forceinline__ void cp_async_wait() {
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
-}
+using decode::cp_async_commit;
+using decode::cp_async_wait;
 
 // Index (in 16-byte chunks) of chunk c of key `key`, head h.
 template <Order kOrder>
@@ -97,8 +89,8 @@ __global__ void __launch_bounds__(kHeadsTogether ? kKvHeads * 32 : kWarps * 32,
             const int row = lane / kChunks + j * (32 / kChunks);
             const int64_t at = chunk_index<kOrder>(tile * kTileKeys + row, h, c);
             const uint32_t dst = stage + row * kChunks * 16 + c * 16;
-            cp_async_16(dst, k + at);
-            cp_async_16(dst + kTileBytes, v + at);
+            decode::cp_async_16(dst, k + at, 16);
+            decode::cp_async_16(dst + kTileBytes, v + at, 16);
         }
     };
 #pragma unroll
@@ -146,16 +138,6 @@ struct Shape {
     int64_t batch;
     int64_t context;
 };
-
-Expected<int> device_sms() {
-    int device = 0;
-    int sms = 0;
-    if (cudaGetDevice(&device) != cudaSuccess ||
-        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
-        return internal_error("the device's SM count");
-    }
-    return sms;
-}
 
 Status launched(cudaError_t e) {
     if (e == cudaSuccess) e = cudaGetLastError();
@@ -255,7 +237,7 @@ int main(int argc, char** argv) {
         if (std::string(argv[i]) == "--shapes" && i + 1 < argc) list = argv[++i];
     }
     se::Expected<std::vector<se::cuda::Shape>> shapes = se::cuda::parse_shapes(list);
-    se::Expected<int> sms = se::cuda::device_sms();
+    se::Expected<int32_t> sms = se::cuda::device_sms();
     if (!shapes.ok() || !sms.ok()) {
         std::fprintf(stderr, "error: %s\n",
                      (!shapes.ok() ? shapes.status() : sms.status()).to_string().c_str());
