@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/cuda/decode_balance.h"
 #include "backend/cuda/decode_tile.cuh"
 #include "backend/cuda/device_buffer.h"
 #include "comma_list.h"
@@ -35,13 +36,15 @@
 namespace se::cuda {
 namespace {
 
+// The first pass's pipeline (decode_tile.cuh), at head_dim 128, so that this follows the kernel.
+using decode::kStages;    // tiles per warp ring: two in flight while one is consumed
+using decode::kTileKeys;  // keys a warp takes per step
+using decode::kWarps;     // of a block of the split
 constexpr int kKvHeads = 8;
-constexpr int kChunks = 16;  // 16-byte chunks of a 128-dim bf16 row
-constexpr int kTileKeys = 16;
-constexpr int kBlockKeys = 16;  // keys of a cache block
-constexpr int kWarps = 4;
-constexpr int kTileBytes = kTileKeys * kChunks * 16;  // K or V of one tile
-constexpr int kBlocksPerSm = 2;
+constexpr int kChunks = decode::Tile<128>::kChunks;    // 16-byte chunks of a row
+constexpr int kTileBytes = decode::Tile<128>::kBytes;  // K or V of one tile
+constexpr int kBlockKeys = 16;                         // keys of a cache block
+constexpr int kBlocksPerSm = kDecodeBlocksPerSm;
 
 enum class Order { kPaged, kHeadMajorPages };
 
@@ -55,8 +58,6 @@ __device__ __forceinline__ int64_t chunk_index(int64_t key, int h, int c) {
     const int64_t block = key / kBlockKeys;
     return ((block * kKvHeads + h) * kBlockKeys + key % kBlockKeys) * kChunks + c;
 }
-
-constexpr int kStages = 3;  // tiles per warp ring: two in flight while one is consumed
 
 // Block (h, r) of the split: the tiles [tiles * r / R, tiles * (r + 1) / R) of head h, warp w
 // taking every fourth tile from w. kHeadsTogether: block r of 8 warps, warp w reading head w of
@@ -113,7 +114,7 @@ __global__ void __launch_bounds__(kHeadsTogether ? kKvHeads * 32 : kWarps * 32,
     if (acc == 0x9e3779b9u) sink[0] = acc;  // keeps the reads; never true for the fill below
 }
 
-// Every chunk of a and b once: CTA c reads 8 consecutive chunks per thread per round.
+// Every chunk of a and b once: each round a thread reads 8 chunks, blockDim apart (coalesced).
 __global__ void __launch_bounds__(256)
     flat_read(const uint4* a, const uint4* b, int64_t n, uint32_t* sink) {
     constexpr int kUnroll = 8;
