@@ -144,9 +144,11 @@ GemvRopeStore rope_of(const Problem& p, Outputs& out) {
             .style = p.shape.style};
 }
 
-void run_fused(const Problem& p, Outputs& out) {
+// device: spaced over the SMs as CudaOps launches it (see expect_fused_equals_unfused), or not.
+void run_fused(const Problem& p, Outputs& out, const GemvDevice* device) {
     GemvParams g = projections(p, out, GemvEpilogue::kRopeStore);
     g.rope = rope_of(p, out);
+    g.device = device;
     must_ok(gemv(g, nullptr));
 }
 
@@ -157,11 +159,13 @@ void expect_poisoned(const DeviceBuffer& buf, size_t count, const std::string& w
     EXPECT_EQ(written, 0) << what << " was written";
 }
 
-void expect_fused_equals_unfused(const Problem& p) {
+// device: the fused launch spaced over the SMs as CudaOps launches it (at most 8 rows and few
+// tiles: SmolLM2's q|k|v and gate|up at batch 1), or not (nullptr).
+void expect_fused_equals_unfused(const Problem& p, const GemvDevice* device) {
     Outputs want(p);
     run_unfused(p, want);
     Outputs got(p);
-    run_fused(p, got);
+    run_fused(p, got, device);
     testing::expect_same_bf16_bits(got.q, want.q, p.q_elems(), p.ldq(), "q");
     testing::expect_same_bf16_bits(got.k_cache, want.k_cache, p.cache_elems(), p.kv_width(),
                                    "k cache");
@@ -189,12 +193,16 @@ TEST(GemvRopeStore, SameBitsAsGemvThenRopeAndStore) {
                             {4, 4, 64, 200, RopeStyle::kInterleaved},
                             {8, 1, 128, 136, RopeStyle::kNeox},
                             {16, 2, 16, 64, RopeStyle::kInterleaved}};
+    const GemvDevice device = testing::must(gemv_device());
     for (const int32_t m : {1, 3, 8, 9, 16}) {
         for (const Shape& s : shapes) {
-            SCOPED_TRACE("m " + std::to_string(m) + ", heads " + std::to_string(s.q_heads) + "/" +
-                         std::to_string(s.kv_heads) + ", head_dim " + std::to_string(s.head_dim) +
-                         ", k " + std::to_string(s.hidden));
-            expect_fused_equals_unfused(Problem(m, s));
+            for (const GemvDevice* d : {static_cast<const GemvDevice*>(nullptr), &device}) {
+                SCOPED_TRACE("m " + std::to_string(m) + ", heads " + std::to_string(s.q_heads) +
+                             "/" + std::to_string(s.kv_heads) + ", head_dim " +
+                             std::to_string(s.head_dim) + ", k " + std::to_string(s.hidden) +
+                             (d ? ", spaced" : ""));
+                expect_fused_equals_unfused(Problem(m, s), d);
+            }
         }
     }
 }

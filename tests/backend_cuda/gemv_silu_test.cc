@@ -61,7 +61,9 @@ size_t y_bytes(const GatedProblem& p) {
     return static_cast<size_t>((p.m + 1) * p.ldy) * 2;
 }
 
-void expect_fused_equals_unfused(const GatedProblem& p) {
+// device: the fused launch spaced over the SMs as CudaOps launches it (at most 8 rows and few
+// tiles: SmolLM2's q|k|v and gate|up at batch 1), or not (nullptr).
+void expect_fused_equals_unfused(const GatedProblem& p, const GemvDevice* device) {
     const DeviceBuffer gate_y = poisoned(y_bytes(p));
     const DeviceBuffer up_y = poisoned(y_bytes(p));
     const DeviceBuffer want = poisoned(y_bytes(p));
@@ -76,8 +78,9 @@ void expect_fused_equals_unfused(const GatedProblem& p) {
 
     const DeviceBuffer got = poisoned(y_bytes(p));
     const DeviceBuffer untouched = poisoned(y_bytes(p));
-    testing::must_ok(
-        gemv(params_of(p, got.data(), untouched.data(), GemvEpilogue::kSiluMul), nullptr));
+    GemvParams fused = params_of(p, got.data(), untouched.data(), GemvEpilogue::kSiluMul);
+    fused.device = device;
+    testing::must_ok(gemv(fused, nullptr));
 
     const size_t count = y_bytes(p) / 2;
     const std::vector<uint16_t> got_bits = download<uint16_t>(got, count);
@@ -110,12 +113,15 @@ TEST(GemvSiluMul, SameBitsAsGemvThenSiluMul) {
     struct Case {
         int64_t n, k, ldy;
     };
+    const GemvDevice device = testing::must(gemv_device());
     for (const int32_t m : {1, 3, 8, 9, 16}) {
-        for (const Case c :
-             {Case{1, 8, 8}, Case{13, 200, 24}, Case{1024, 4096, 1024}, Case{14336, 4096, 14336}}) {
-            SCOPED_TRACE("m " + std::to_string(m) + ", n " + std::to_string(c.n) + ", k " +
-                         std::to_string(c.k));
-            expect_fused_equals_unfused(make_problem(m, c.n, c.k, c.ldy));
+        for (const Case c : {Case{1, 8, 8}, Case{13, 200, 24}, Case{1024, 4096, 1024},
+                             Case{1536, 576, 1536}, Case{14336, 4096, 14336}}) {
+            for (const GemvDevice* d : {static_cast<const GemvDevice*>(nullptr), &device}) {
+                SCOPED_TRACE("m " + std::to_string(m) + ", n " + std::to_string(c.n) + ", k " +
+                             std::to_string(c.k) + (d ? ", spaced" : ""));
+                expect_fused_equals_unfused(make_problem(m, c.n, c.k, c.ldy), d);
+            }
         }
     }
 }

@@ -21,6 +21,7 @@
 #include <ostream>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "cuda_test_util.h"
@@ -279,13 +280,15 @@ TEST(GemvSegments, RepeatedRunsGiveTheSameBits) {
 // The device's numbers change where CTAs run and how many one SM holds, never what they compute:
 // a launch of two waves at most (256 tiles, as the o and down projections) with them (spaced at
 // m <= 8, the kernel built for 2 CTAs per SM at m = 9..16) and without (neither) gives the same
-// bits, and the one with them matches the reference. The device's numbers are read as CudaOps
+// bits, and the one with them matches the reference. k: an even number of a warp's rounds of
+// loads, an odd one, one ragged round, and down's 14336. The device's numbers are read as CudaOps
 // reads them.
 TEST(GemvSegments, LaunchWithTheDeviceGivesTheSameBits) {
     const GemvDevice device = testing::must(gemv_device());
-    for (const int32_t m : {3, 13, 16}) {
-        SCOPED_TRACE("m = " + std::to_string(m));
-        const Problem p = make_problem(m, 4096, /*strided_x=*/false, {{.n = 4096}});
+    for (const auto& [m, k] : {std::pair{3, 4096}, std::pair{1, 3072}, std::pair{8, 200},
+                               std::pair{2, 14336}, std::pair{13, 4096}, std::pair{16, 3072}}) {
+        SCOPED_TRACE("m = " + std::to_string(m) + ", k = " + std::to_string(k));
+        const Problem p = make_problem(m, k, /*strided_x=*/false, {{.n = 4096}});
         const DeviceProblem with = upload_problem(p);
         const DeviceProblem without = upload_problem(p);
         GemvParams with_params = params_of(p, with);
