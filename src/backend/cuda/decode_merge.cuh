@@ -243,7 +243,7 @@ __device__ inline bool last_block(uint32_t* counter, int32_t parts) {
 // The merge of (seq, kv_head) over its seq_parts partials by the block that stored the last of
 // them, after every block's rows are visible to it (last_block), kMergeRoundHeads heads of the
 // group at a time, a warp per head for the accumulators; part_rows as copy_round_rows takes it.
-// A launch takes this merge only when a round's rows fit the rings (decode_round_rows_bytes).
+// A launch takes this merge only when a round's rows fit the rings (decode_round_rows_fit).
 template <int kHeadDim, typename PartRows>
 __device__ void merge_in_block(const DecodeAttentionParams& p, const PartRows& part_rows,
                                int32_t group, uint8_t* smem, int32_t seq, int32_t kv_head,
