@@ -13,6 +13,7 @@
 #include <cmath>
 #include <string>
 #include <tuple>
+#include <utility>
 
 #include "cuda_test_util.h"
 
@@ -216,6 +217,39 @@ TEST(GemmTune, TunedRunsMatchF64Reference) {
                 SCOPED_TRACE(std::string(dtype_name(d_dtype)) + " n " + std::to_string(n) + " m " +
                              std::to_string(m));
                 expect_matches(read_d(d_d, p), p, reference(p));
+            }
+        }
+    }
+}
+
+// The outputs never depend on what tune() measured: a tuned Gemm gives the bits of one that was
+// only prepared (the heuristic's first choice), at every tuned bucket and past them, at a GQA k or
+// v shape (n = 1024, k = 4096: few output tiles and a long k, where split-K candidates are
+// offered) and at a small one. Timings differ from run to run, so a tune() that took the fastest
+// candidate whatever its bits could give different outputs on every start.
+TEST(GemmTune, TunedRunsGiveTheUntunedBits) {
+    for (const DType d_dtype : {DType::kBF16, DType::kF32}) {
+        for (const auto& [n, k] : {std::pair<int64_t, int64_t>{1024, 4096}, {200, 512}}) {
+            Gemm tuned = testing::must(Gemm::create());
+            Gemm untuned = testing::must(Gemm::create());
+            const Problem largest = make_problem(300, n, k, d_dtype, /*strided=*/false);
+            const DeviceBuffer d_w = upload_bf16(largest.w);
+            testing::must_ok(tuned.prepare(largest.shape, 512));
+            testing::must_ok(tuned.tune(largest.shape, d_w.as<bf16>(), 512, nullptr));
+            testing::must_ok(untuned.prepare(largest.shape, 512));
+            for (const int64_t m : {17, 32, 64, 100, 256, 300}) {
+                SCOPED_TRACE(std::string(dtype_name(d_dtype)) + " n " + std::to_string(n) + " m " +
+                             std::to_string(m));
+                const Problem p = make_problem(m, n, k, d_dtype, /*strided=*/false);
+                const DeviceBuffer d_a = upload_bf16(p.a);
+                const DeviceBuffer d_tuned = make_d(p);
+                const DeviceBuffer d_untuned = make_d(p);
+                testing::must_ok(run_gemm(tuned, p, d_a, d_w, d_tuned));
+                testing::must_ok(run_gemm(untuned, p, d_a, d_w, d_untuned));
+                const size_t bytes = d_tuned.size_bytes();
+                EXPECT_TRUE(download<uint8_t>(d_tuned, bytes) ==
+                            download<uint8_t>(d_untuned, bytes));
+                expect_matches(read_d(d_tuned, p), p, reference(p));
             }
         }
     }

@@ -4,11 +4,13 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "backend/cuda/cublas_status.h"
 #include "backend/cuda/cuda_status.h"
 #include "backend/cuda/event.h"
 #include "backend/cuda/launch_checks.h"
+#include "core/half.h"
 
 namespace se::cuda {
 namespace {
@@ -19,7 +21,7 @@ constexpr uint64_t kWorkspaceBytes = 32ull << 20;
 constexpr int64_t kMaxBucketM = 8192;
 // tune() times the heuristic's first kTuneCandidates algorithms, kTuneRuns launches each, for the
 // buckets of decode batches too large for the GEMV (beyond, GEMMs are compute-bound and the
-// heuristic's first choice is the one to keep).
+// heuristic's first choice is the one to keep), among those that give the first choice's bits.
 constexpr int64_t kMinTunedM = 17;
 constexpr int64_t kMaxTunedM = 256;
 constexpr int kTuneCandidates = 8;
@@ -76,6 +78,40 @@ Expected<Layouts> make_layouts(int64_t m, const GemmShape& s) {
     return Layouts{std::move(w), std::move(a), std::move(d)};
 }
 
+// Random bf16 activations in [-1, 1) from a fixed seed: outputs that tell two summation orders
+// apart (constant activations leave many of them equal).
+Expected<DeviceBuffer> random_activations(size_t count, cudaStream_t stream) {
+    std::vector<uint16_t> host(count);
+    uint32_t state = 0x9e3779b9u;
+    for (uint16_t& value : host) {
+        state ^= state << 13;
+        state ^= state >> 17;
+        state ^= state << 5;
+        value = f32_to_bf16(static_cast<float>(state) / 2147483648.0f - 1.0f);
+    }
+    SE_ASSIGN_OR_RETURN(DeviceBuffer a, DeviceBuffer::allocate(count * 2));
+    SE_CUDA_RETURN_IF_ERROR(
+        cudaMemcpyAsync(a.data(), host.data(), count * 2, cudaMemcpyHostToDevice, stream));
+    SE_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream));  // `host` goes on return
+    return a;
+}
+
+// Rows 0 and m - 1 of D (d_dtype [m, ldd], n used) as bytes, once the stream's work is done. Each
+// element sums k products in its algorithm's order, and the two rows cross every column tile and
+// the first and last row tiles, so algorithms that sum in different orders differ here.
+Expected<std::vector<uint8_t>> edge_rows(const void* d, int64_t m, const GemmShape& s,
+                                         cudaStream_t stream) {
+    const size_t elem = s.d_dtype == DType::kF32 ? 4 : 2;
+    const size_t row = static_cast<size_t>(s.n) * elem;
+    const auto* last = static_cast<const uint8_t*>(d) + static_cast<size_t>((m - 1) * s.ldd) * elem;
+    std::vector<uint8_t> host(2 * row);
+    SE_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(host.data(), d, row, cudaMemcpyDeviceToHost, stream));
+    SE_CUDA_RETURN_IF_ERROR(
+        cudaMemcpyAsync(host.data() + row, last, row, cudaMemcpyDeviceToHost, stream));
+    SE_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream));
+    return host;
+}
+
 }  // namespace
 
 int64_t gemm_m_bucket(int64_t m) {
@@ -111,58 +147,78 @@ Status Gemm::prepare(const GemmShape& shape, int64_t max_m) {
     return Status::ok_status();
 }
 
+// tune()'s buffers: random activations and an output of its largest bucket, and the timing events.
+struct Gemm::TuneScratch {
+    DeviceBuffer a;  // bf16 [last, lda]
+    DeviceBuffer d;  // d_dtype [last, ldd]
+    CudaEvent start;
+    CudaEvent stop;
+};
+
 Status Gemm::tune(const GemmShape& shape, const bf16* w, int64_t max_m, cudaStream_t stream) {
     SE_RETURN_IF_ERROR(check_shape(shape));
     SE_RETURN_IF_ERROR(check_operand("w", w));
     const int64_t first = gemm_m_bucket(kMinTunedM);
     const int64_t last = gemm_m_bucket(std::min(max_m, kMaxTunedM));
     if (last < first) return Status::ok_status();
-    // Activations and outputs of the largest bucket; their values do not change the timing.
     const size_t d_size = shape.d_dtype == DType::kF32 ? 4 : 2;
     SE_ASSIGN_OR_RETURN(DeviceBuffer a,
-                        DeviceBuffer::allocate(static_cast<size_t>(last * shape.lda) * 2));
+                        random_activations(static_cast<size_t>(last * shape.lda), stream));
     SE_ASSIGN_OR_RETURN(DeviceBuffer d,
                         DeviceBuffer::allocate(static_cast<size_t>(last * shape.ldd) * d_size));
-    SE_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(a.data(), 0x3c, a.size_bytes(), stream));
     SE_ASSIGN_OR_RETURN(CudaEvent start, CudaEvent::create(EventKind::kTiming));
     SE_ASSIGN_OR_RETURN(CudaEvent stop, CudaEvent::create(EventKind::kTiming));
+    TuneScratch scratch{std::move(a), std::move(d), std::move(start), std::move(stop)};
+    for (int64_t m = first; m <= last; m *= 2) {
+        SE_RETURN_IF_ERROR(tune_bucket(m, shape, w, scratch, stream));
+    }
+    return Status::ok_status();
+}
+
+// The reference is the heuristic's first choice, which prepare() cached and which run() would
+// use untuned. A candidate is timed only if it gives the reference's bits on the edge rows.
+Status Gemm::tune_bucket(int64_t m, const GemmShape& shape, const bf16* w, TuneScratch& s,
+                         cudaStream_t stream) {
+    SE_ASSIGN_OR_RETURN(Layouts l, make_layouts(m, shape));
+    const AlgoKey key = key_of(m, shape);
+    SE_ASSIGN_OR_RETURN(const cublasLtMatmulAlgo_t* cached, algo_for(key));
+    const cublasLtMatmulAlgo_t reference = *cached;
     const float alpha = 1.0f;
     const float beta = 0.0f;
-    for (int64_t m = first; m <= last; m *= 2) {
-        SE_ASSIGN_OR_RETURN(Layouts l, make_layouts(m, shape));
-        cublasLtMatmulHeuristicResult_t results[kTuneCandidates];
-        int num_results = 0;
-        SE_CUBLAS_RETURN_IF_ERROR(cublasLtMatmulAlgoGetHeuristic(
-            handle_.get(), desc_.get(), l.w.get(), l.a.get(), l.d.get(), l.d.get(),
-            preference_.get(), kTuneCandidates, results, &num_results));
-        int best = -1;
-        float best_ms = 0.0f;
-        for (int i = 0; i < num_results; ++i) {
-            if (results[i].state != CUBLAS_STATUS_SUCCESS) continue;
-            const auto launch = [&] {
-                return cublasLtMatmul(handle_.get(), desc_.get(), &alpha, w, l.w.get(), a.data(),
-                                      l.a.get(), &beta, d.data(), l.d.get(), d.data(), l.d.get(),
-                                      &results[i].algo, workspace_.data(), workspace_.size_bytes(),
-                                      stream);
-            };
-            if (launch() != CUBLAS_STATUS_SUCCESS) continue;  // a candidate that cannot run
-            SE_RETURN_IF_ERROR(start.record(stream));
-            for (int r = 0; r < kTuneRuns; ++r) SE_CUBLAS_RETURN_IF_ERROR(launch());
-            SE_RETURN_IF_ERROR(stop.record(stream));
-            SE_RETURN_IF_ERROR(stop.synchronize());
-            SE_ASSIGN_OR_RETURN(const float ms, CudaEvent::elapsed_ms(start, stop));
-            if (best < 0 || ms < best_ms) {
-                best = i;
-                best_ms = ms;
-            }
+    const auto launch = [&](const cublasLtMatmulAlgo_t& algo) {
+        return cublasLtMatmul(handle_.get(), desc_.get(), &alpha, w, l.w.get(), s.a.data(),
+                              l.a.get(), &beta, s.d.data(), l.d.get(), s.d.data(), l.d.get(), &algo,
+                              workspace_.data(), workspace_.size_bytes(), stream);
+    };
+    const auto time = [&](const cublasLtMatmulAlgo_t& algo) -> Expected<float> {
+        SE_RETURN_IF_ERROR(s.start.record(stream));
+        for (int r = 0; r < kTuneRuns; ++r) SE_CUBLAS_RETURN_IF_ERROR(launch(algo));
+        SE_RETURN_IF_ERROR(s.stop.record(stream));
+        SE_RETURN_IF_ERROR(s.stop.synchronize());
+        return CudaEvent::elapsed_ms(s.start, s.stop);
+    };
+    SE_CUBLAS_RETURN_IF_ERROR(launch(reference));
+    SE_ASSIGN_OR_RETURN(const std::vector<uint8_t> want, edge_rows(s.d.data(), m, shape, stream));
+    SE_ASSIGN_OR_RETURN(float best_ms, time(reference));
+    cublasLtMatmulAlgo_t best = reference;
+    cublasLtMatmulHeuristicResult_t results[kTuneCandidates];
+    int num_results = 0;
+    SE_CUBLAS_RETURN_IF_ERROR(cublasLtMatmulAlgoGetHeuristic(
+        handle_.get(), desc_.get(), l.w.get(), l.a.get(), l.d.get(), l.d.get(), preference_.get(),
+        kTuneCandidates, results, &num_results));
+    for (int i = 0; i < num_results; ++i) {
+        if (results[i].state != CUBLAS_STATUS_SUCCESS) continue;
+        if (launch(results[i].algo) != CUBLAS_STATUS_SUCCESS) continue;  // cannot run here
+        SE_ASSIGN_OR_RETURN(const std::vector<uint8_t> got,
+                            edge_rows(s.d.data(), m, shape, stream));
+        if (got != want) continue;  // sums in another order (split-K, ...): other bits
+        SE_ASSIGN_OR_RETURN(const float ms, time(results[i].algo));
+        if (ms < best_ms) {
+            best = results[i].algo;
+            best_ms = ms;
         }
-        if (best < 0) {
-            return unsupported(std::string(kName) + ": no cuBLASLt algorithm runs m " +
-                               std::to_string(m) + ", n " + std::to_string(shape.n) + ", k " +
-                               std::to_string(shape.k));
-        }
-        algos_.insert_or_assign(key_of(m, shape), results[best].algo);
     }
+    algos_.insert_or_assign(key, best);
     return Status::ok_status();
 }
 

@@ -63,8 +63,12 @@ class Gemm {
 
     // Replaces the cached algorithms of the buckets of mid-sized decode batches (17..256 rows,
     // up to max_m) with the fastest of the heuristic's candidates, timed on `stream` with the
-    // real weight `w` (bf16 [n, k]) and scratch activations; waits for the stream. The heuristic's
+    // real weight `w` (bf16 [n, k]) and random activations; waits for the stream. The heuristic's
     // first choice is often a tile shape that leaves most SMs idle at n = 1024 (a GQA k or v).
+    // Only candidates that give the first choice's bits are timed: timings differ from run to run
+    // and would pick different algorithms, and an algorithm that sums in another order (split-K)
+    // changes the outputs (greedy tokens of one prompt differed between starts of the engine).
+    // So the outputs are those of the untuned cache whatever the timings.
     Status tune(const GemmShape& shape, const bf16* w, int64_t max_m, cudaStream_t stream);
 
     // Enqueues D = A · W^T (+ beta * D) on `stream`. Bad shapes, strides or alignments are
@@ -81,7 +85,13 @@ class Gemm {
 
     Gemm(LtHandle handle, DeviceBuffer workspace, LtMatmulDesc desc, LtPreference preference);
 
+    struct TuneScratch;
+
     static AlgoKey key_of(int64_t m_bucket, const GemmShape& shape);
+
+    // tune() of one bucket.
+    Status tune_bucket(int64_t m, const GemmShape& shape, const bf16* w, TuneScratch& scratch,
+                       cudaStream_t stream);
 
     // The cached algorithm for `key`, found with the heuristic on a miss.
     Expected<const cublasLtMatmulAlgo_t*> algo_for(const AlgoKey& key);
