@@ -175,6 +175,19 @@ TEST(GemmAccumulate, BetaOneAddsIntoF32D) {
     }
 }
 
+// Runs p through both Gemms with the same A and W and expects the same bytes in D, padding
+// included; returns the first one's D.
+DeviceBuffer expect_same_bits(Gemm& first, Gemm& second, const Problem& p, const DeviceBuffer& d_a,
+                              const DeviceBuffer& d_w) {
+    DeviceBuffer d_first = make_d(p);
+    const DeviceBuffer d_second = make_d(p);
+    testing::must_ok(run_gemm(first, p, d_a, d_w, d_first));
+    testing::must_ok(run_gemm(second, p, d_a, d_w, d_second));
+    const size_t bytes = d_first.size_bytes();
+    EXPECT_TRUE(download<uint8_t>(d_first, bytes) == download<uint8_t>(d_second, bytes));
+    return d_first;
+}
+
 // prepare() picks each bucket's algorithm with the same query a cache miss in run() makes, so
 // the two paths give the same bits.
 TEST(GemmPrepare, PreparedRunEqualsUnpreparedRun) {
@@ -184,16 +197,8 @@ TEST(GemmPrepare, PreparedRunEqualsUnpreparedRun) {
             Gemm prepared = testing::must(Gemm::create());
             Gemm unprepared = testing::must(Gemm::create());
             testing::must_ok(prepared.prepare(p.shape, 512));
-            const DeviceBuffer d_a = upload_bf16(p.a);
-            const DeviceBuffer d_w = upload_bf16(p.w);
-            const DeviceBuffer d_prepared = make_d(p);
-            const DeviceBuffer d_unprepared = make_d(p);
-            testing::must_ok(run_gemm(prepared, p, d_a, d_w, d_prepared));
-            testing::must_ok(run_gemm(unprepared, p, d_a, d_w, d_unprepared));
-            const size_t bytes = d_prepared.size_bytes();
-            EXPECT_TRUE(download<uint8_t>(d_prepared, bytes) ==
-                        download<uint8_t>(d_unprepared, bytes))
-                << dtype_name(d_dtype) << " m " << m;
+            SCOPED_TRACE(std::string(dtype_name(d_dtype)) + " m " + std::to_string(m));
+            expect_same_bits(prepared, unprepared, p, upload_bf16(p.a), upload_bf16(p.w));
         }
     }
 }
@@ -241,14 +246,8 @@ TEST(GemmTune, TunedRunsGiveTheUntunedBits) {
                 SCOPED_TRACE(std::string(dtype_name(d_dtype)) + " n " + std::to_string(n) + " m " +
                              std::to_string(m));
                 const Problem p = make_problem(m, n, k, d_dtype, /*strided=*/false);
-                const DeviceBuffer d_a = upload_bf16(p.a);
-                const DeviceBuffer d_tuned = make_d(p);
-                const DeviceBuffer d_untuned = make_d(p);
-                testing::must_ok(run_gemm(tuned, p, d_a, d_w, d_tuned));
-                testing::must_ok(run_gemm(untuned, p, d_a, d_w, d_untuned));
-                const size_t bytes = d_tuned.size_bytes();
-                EXPECT_TRUE(download<uint8_t>(d_tuned, bytes) ==
-                            download<uint8_t>(d_untuned, bytes));
+                const DeviceBuffer d_tuned =
+                    expect_same_bits(tuned, untuned, p, upload_bf16(p.a), d_w);
                 expect_matches(read_d(d_tuned, p), p, reference(p));
             }
         }
