@@ -115,9 +115,11 @@ struct TileSource {
 // Runs start on tile boundaries (partitions at multiples of 64 keys, balanced ranges at whole
 // tiles), so where a block holds at least a tile's keys the tile lies in one block: one table
 // entry, and rows a fixed stride apart. Every key computing its own slot instead cost 0.6-3% of
-// bench/decode-attention's launches (H200, 2026-12-04): a warp of the first pass spends its time
-// issuing, not waiting (2 blocks of 4 warps an SM reach 4.5 TB/s, 1 block of 4 warps with 5 tiles
-// in flight each only 3.8).
+// bench/decode-attention's launches (H200, 2026-12-04): the first pass's rate follows its warps'
+// instruction streams as well as its bytes in flight (2 blocks of 4 warps an SM reach 4.5 TB/s,
+// 1 block of 4 warps with 5 tiles in flight each 3.8). Which lanes copy which chunks stays as it
+// is: 16 lanes a row, so that one copy instruction touches 2 rows; spreading an instruction over 8
+// or 16 rows (to copy at fixed offsets) was 21-60% slower (docs/benchmarks.md, seventeenth run).
 template <int kHeadDim>
 __device__ __forceinline__ void copy_tile(const DecodeAttentionParams& p, const TileSource& src,
                                           int32_t tile, uint32_t stage) {
