@@ -120,6 +120,7 @@ struct TileSource {
 // 1 block of 4 warps with 5 tiles in flight each 3.8). Which lanes copy which chunks stays as it
 // is: 16 lanes a row, so that one copy instruction touches 2 rows; spreading an instruction over 8
 // or 16 rows (to copy at fixed offsets) was 21-60% slower (docs/benchmarks.md, seventeenth run).
+// A lane's row pointers and shared offsets step by constants from its first row's: 0.15-0.2% more.
 template <int kHeadDim>
 __device__ __forceinline__ void copy_tile(const DecodeAttentionParams& p, const TileSource& src,
                                           int32_t tile, uint32_t stage) {
@@ -130,18 +131,27 @@ __device__ __forceinline__ void copy_tile(const DecodeAttentionParams& p, const 
         const int32_t first = src.offset + tile * kTileKeys;
         const int64_t slot = int64_t{src.table[first >> src.log_block_size]} * p.block_size +
                              (first & (p.block_size - 1));
-        const int64_t at = (slot * p.num_kv_heads + src.kv_head) * kHeadDim + chunk * kVecElems;
+        const int row0 = lane / T::kChunks;
+        const int64_t row_elems = int64_t{p.num_kv_heads} * kHeadDim;  // one slot to the next
+        const int64_t at =
+            ((slot + row0) * p.num_kv_heads + src.kv_head) * kHeadDim + chunk * kVecElems;
         const bf16* k = p.k_blocks + at;
         const bf16* v = p.v_blocks + at;
-        const int32_t row_elems = p.num_kv_heads * kHeadDim;  // from one slot to the next
+        // Rows past the run's end are still slots of this block: valid addresses, not read.
+        const int32_t keys_left = src.num_keys - tile * kTileKeys;
+        // T::offset(row0 + i * kRowsPerCopy, chunk): row0 < kRowsPerCopy, a power of two, so
+        // (row0 + i * kRowsPerCopy) % 8 == row0 ^ ((i * kRowsPerCopy) % 8).
+        const uint32_t lane_dst = stage + row0 * T::kRowBytes;
+        const uint32_t swizzle = static_cast<uint32_t>(chunk ^ row0) << 4;
 #pragma unroll
         for (int i = 0; i < T::kCopiesPerLane; ++i) {
-            const int row = lane / T::kChunks + i * T::kRowsPerCopy;
-            const bool in = tile * kTileKeys + row < src.num_keys;
-            const int32_t step = in ? row * row_elems : 0;  // a valid address when nothing is read
-            const uint32_t dst = stage + T::offset(row, chunk);
-            cp_async_16(dst, k + step, in ? 16 : 0);
-            cp_async_16(dst + T::kBytes, v + step, in ? 16 : 0);
+            const int rows = i * T::kRowsPerCopy;
+            const int bytes = row0 + rows < keys_left ? 16 : 0;
+            const uint32_t dst = lane_dst + rows * T::kRowBytes + (swizzle ^ ((rows % 8) << 4));
+            cp_async_16(dst, k, bytes);
+            cp_async_16(dst + T::kBytes, v, bytes);
+            k += T::kRowsPerCopy * row_elems;
+            v += T::kRowsPerCopy * row_elems;
         }
         return;
     }
