@@ -1,0 +1,222 @@
+// The read ceiling of the decode GEMV's weight stream (gemv.cu) on the GPU: kernels that fetch a
+// weight [n, k] (bf16) in the GEMV's pattern but do no arithmetic, beside variants that change
+// one thing each, and a flat read of the same bytes. Whatever separates the GEMV's rate from the
+// flat read's is either here (the pattern) or in the GEMV's own work (MMAs, x, the reduction).
+//
+//   gemv: a CTA of 8 warps per 16-row tile, lane (g, t) loading 16 bytes of rows g and g + 8 at
+//         element 32q + 8t of the warp's quads q (4 quads a round, 8 warps apart), so that one
+//         load instruction touches 8 rows, 64 bytes each; each round's loads are all consumed
+//         before the next round is issued (the GEMV's MMAs wait for them); 3 CTAs per SM
+//   gemv, 4 CTAs: the same at 4 CTAs per SM (a third more bytes in flight)
+//   gemv, 8 quads: the same with 8 quads a round (twice the bytes in flight per warp)
+//   gemv, persistent: 3 CTAs per SM that walk the tiles (no CTA start and end per tile)
+//   rows: the GEMV's CTAs and rounds, but each load instruction reads 512 contiguous bytes of one
+//         row (the bytes a round reads are the same; which lane reads them is not)
+//   flat: every byte once, in address order, 16-byte streaming loads from 4 CTAs of 256 per SM
+//
+// TB/s = n * k * 2 bytes / mean kernel time (CUDA events, 20 launches after 5), plain launches
+// (the GEMV's own bench launches as programmatic dependent launches, which overlap).
+//
+// Measured (H200, 2026-12-04, docs/benchmarks.md, eighteenth run): more bytes in flight changed
+// nothing, walking tiles lost, and the row order read 5-8% faster (gate/up 61.4 -> 57.0 us, LM head
+// 251 -> 240, flat 54.2 and 232); the same row order in the GEMV's loads made it slower (gate/up at
+// m = 1 57.4 -> 60.0 us), so the pattern is not what holds the GEMV under the flat read.
+//
+// Usage: se_cuda_gemv_read_bench [--shapes NxK,...]   (default 4096x4096,28672x4096,128256x4096:
+//        o, gate|up and the LM head of an 8B model)
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "backend/cuda/device_buffer.h"
+#include "comma_list.h"
+#include "cuda_device_sms.h"
+#include "cuda_launch_timing.h"
+
+namespace se::cuda {
+namespace {
+
+constexpr int kWarps = 8;
+constexpr int kTileRows = 16;
+constexpr int kVec = 8;  // bf16 per 16-byte load
+
+// 16 bytes read once: no L1 allocation, a 256-byte L2 fetch (gemv.cu's load_streamed).
+__device__ __forceinline__ uint4 load_streamed(const uint16_t* src) {
+    uint4 v;
+    asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "l"(src));
+    return v;
+}
+
+enum class Pattern { kGemv, kRows };
+
+// Tile `tile` of w: kUnroll quads a round per warp, rounds until k is covered.
+template <Pattern kPattern, int kUnroll>
+__device__ __forceinline__ uint32_t read_tile(const uint16_t* w, int64_t k, int64_t tile) {
+    const int lane = threadIdx.x % 32;
+    const int warp = threadIdx.x / 32;
+    const int64_t row0 = tile * kTileRows;
+    const int64_t quads = k / 32;
+    uint32_t acc = 0;
+    for (int64_t q0 = 0; q0 < quads; q0 += kWarps * kUnroll) {
+        uint4 x[2 * kUnroll];
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) {
+            if constexpr (kPattern == Pattern::kGemv) {
+                const int g = lane / 4;
+                const int t = lane % 4;
+                const int64_t col = (q0 + warp + u * kWarps) * 32 + t * kVec;
+                x[2 * u] = load_streamed(w + (row0 + g) * k + col);
+                x[2 * u + 1] = load_streamed(w + (row0 + g + 8) * k + col);
+            } else {
+                // The round's 16 rows x (kWarps * kUnroll * 64 bytes), as 512-byte pieces: piece
+                // s of the round is row s % 16, bytes (s / 16) * 512 of the round's span.
+#pragma unroll
+                for (int h = 0; h < 2; ++h) {
+                    const int s = (warp * kUnroll + u) * 2 + h;
+                    const int64_t col = q0 * 32 + (s / kTileRows) * 256 + lane * kVec;
+                    x[2 * u + h] = load_streamed(w + (row0 + s % kTileRows) * k + col);
+                }
+            }
+        }
+#pragma unroll
+        for (int i = 0; i < 2 * kUnroll; ++i) acc ^= x[i].x ^ x[i].w;
+    }
+    return acc;
+}
+
+template <Pattern kPattern, int kUnroll, int kMinCtas, bool kPersistent>
+__global__ void __launch_bounds__(kWarps * 32, kMinCtas)
+    tile_read(const uint16_t* w, int64_t k, int64_t tiles, uint32_t* sink) {
+    uint32_t acc = 0;
+    if constexpr (kPersistent) {
+        for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x)
+            acc ^= read_tile<kPattern, kUnroll>(w, k, t);
+    } else {
+        acc = read_tile<kPattern, kUnroll>(w, k, blockIdx.x);
+    }
+    if (acc == 0x9e3779b9u) sink[0] = acc;  // keeps the reads; never true for the fill below
+}
+
+// Every chunk once: each round a thread reads 8 chunks, blockDim apart (coalesced).
+__global__ void __launch_bounds__(256) flat_read(const uint4* a, int64_t n, uint32_t* sink) {
+    constexpr int kUnroll = 8;
+    uint32_t acc = 0;
+    const int64_t stride = int64_t{gridDim.x} * blockDim.x * kUnroll;
+    for (int64_t base = int64_t{blockIdx.x} * blockDim.x * kUnroll + threadIdx.x; base < n;
+         base += stride) {
+        uint4 x[kUnroll];
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) {
+            const int64_t i = base + int64_t{u} * blockDim.x;
+            x[u] = i < n ? __ldcs(a + i) : make_uint4(0, 0, 0, 0);
+        }
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) acc ^= x[u].x ^ x[u].w;
+    }
+    if (acc == 0x9e3779b9u) sink[0] = acc;
+}
+
+struct Shape {
+    int64_t n;
+    int64_t k;
+};
+
+Status launched() {
+    const cudaError_t e = cudaGetLastError();
+    if (e != cudaSuccess) return internal_error(std::string("launch: ") + cudaGetErrorString(e));
+    return Status();
+}
+
+Status run(const Shape& s, int sms) {
+    const auto bytes = static_cast<size_t>(s.n * s.k * 2);
+    SE_ASSIGN_OR_RETURN(const DeviceBuffer w, DeviceBuffer::allocate(bytes));
+    SE_ASSIGN_OR_RETURN(const DeviceBuffer sink, DeviceBuffer::allocate(4));
+    if (cudaMemset(w.data(), 0x3c, bytes) != cudaSuccess) return internal_error("cudaMemset");
+    const auto* wp = w.as<uint16_t>();
+    uint32_t* out = sink.as<uint32_t>();
+    const int64_t tiles = s.n / kTileRows;
+    const auto row = [&](const char* what, double ms) {
+        // printf: fmt's compile-time format checks do not build under nvcc.
+        std::printf("| %lldx%lld | %s | %.4f | %.2f |\n", static_cast<long long>(s.n),
+                    static_cast<long long>(s.k), what, ms * 1e3,
+                    static_cast<double>(bytes) / (ms * 1e-3) / 1e12);
+    };
+    const auto time = [&](auto kernel, int64_t grid) {
+        return mean_launch_ms(5, 20, [&](cudaStream_t stream) {
+            kernel<<<static_cast<unsigned>(grid), kWarps * 32, 0, stream>>>(wp, s.k, tiles, out);
+            return launched();
+        });
+    };
+    const int64_t persistent = std::min<int64_t>(tiles, int64_t{sms} * 3);
+    SE_ASSIGN_OR_RETURN(const double gemv, time(tile_read<Pattern::kGemv, 4, 3, false>, tiles));
+    row("gemv", gemv);
+    SE_ASSIGN_OR_RETURN(const double four, time(tile_read<Pattern::kGemv, 4, 4, false>, tiles));
+    row("gemv, 4 CTAs", four);
+    SE_ASSIGN_OR_RETURN(const double eight, time(tile_read<Pattern::kGemv, 8, 3, false>, tiles));
+    row("gemv, 8 quads", eight);
+    SE_ASSIGN_OR_RETURN(const double walk, time(tile_read<Pattern::kGemv, 4, 3, true>, persistent));
+    row("gemv, persistent", walk);
+    SE_ASSIGN_OR_RETURN(const double rows, time(tile_read<Pattern::kRows, 4, 3, false>, tiles));
+    row("rows", rows);
+    SE_ASSIGN_OR_RETURN(const double rows_walk,
+                        time(tile_read<Pattern::kRows, 4, 3, true>, persistent));
+    row("rows, persistent", rows_walk);
+    const auto chunks = static_cast<int64_t>(bytes / 16);
+    SE_ASSIGN_OR_RETURN(const double flat, mean_launch_ms(5, 20, [&](cudaStream_t stream) {
+                            flat_read<<<sms * 4, 256, 0, stream>>>(w.as<uint4>(), chunks, out);
+                            return launched();
+                        }));
+    row("flat", flat);
+    return Status();
+}
+
+Expected<std::vector<Shape>> parse_shapes(const std::string& list) {
+    std::vector<Shape> shapes;
+    for (const std::string& item : bench::comma_list(list)) {
+        const size_t x = item.find('x');
+        const int64_t n = x == std::string::npos ? 0 : std::atoll(item.substr(0, x).c_str());
+        const int64_t k = x == std::string::npos ? 0 : std::atoll(item.c_str() + x + 1);
+        // Whole tiles and whole rounds of the widest variant (8 warps x 8 quads of 32).
+        if (n <= 0 || k <= 0 || n % kTileRows != 0 || k % (kWarps * 8 * 32) != 0 ||
+            n * k > (int64_t{1} << 31)) {
+            return invalid_argument("--shapes: '" + item +
+                                    "' is not NxK (n a multiple of 16, k of 2048, n * k at most "
+                                    "2^31)");
+        }
+        shapes.push_back({n, k});
+    }
+    return shapes;
+}
+
+}  // namespace
+}  // namespace se::cuda
+
+int main(int argc, char** argv) {
+    std::string list = "4096x4096,28672x4096,128256x4096";
+    for (int i = 1; i < argc; ++i) {
+        if (std::string(argv[i]) == "--shapes" && i + 1 < argc) list = argv[++i];
+    }
+    se::Expected<std::vector<se::cuda::Shape>> shapes = se::cuda::parse_shapes(list);
+    se::Expected<int32_t> sms = se::cuda::device_sms();
+    if (!shapes.ok() || !sms.ok()) {
+        std::fprintf(stderr, "error: %s\n",
+                     (!shapes.ok() ? shapes.status() : sms.status()).to_string().c_str());
+        return 2;
+    }
+    std::printf("| weight n x k | pattern | us | TB/s |\n| --- | --- | ---: | ---: |\n");
+    for (const se::cuda::Shape& s : *shapes) {
+        const se::Status status = se::cuda::run(s, *sms);
+        if (!status.ok()) {
+            std::fprintf(stderr, "error: %lldx%lld: %s\n", static_cast<long long>(s.n),
+                         static_cast<long long>(s.k), status.to_string().c_str());
+            return 1;
+        }
+    }
+    return 0;
+}
