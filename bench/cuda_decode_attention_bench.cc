@@ -9,10 +9,12 @@
 // the smallest shapes can wait for). bench/decode-attention runs it beside PyTorch SDPA on
 // identical shapes.
 //
-// The line of each shape is what the engine runs ("rule": true): the balanced split where its rule
-// gives blocks (decode_balance.h, "balanced_blocks" per KV head), else the partition rule's size
-// (decode_partition.h) and the merge DecodeMerge::kAuto picks. With --sweep, lines for every
-// partition size (64 .. 2048) under both merges follow, and the balanced split at one, two and
+// The line of each shape is what the engine runs ("rule": true): whole sequences where their rule
+// takes them (decode_whole_rule.h, "whole_sequences": true, "merged_by": "none"), else the
+// balanced split where its rule gives blocks (decode_balance.h, "balanced_blocks" per KV head),
+// else the partition rule's size (decode_partition.h) and the merge DecodeMerge::kAuto picks. With
+// --sweep, whole sequences where they fit (contexts up to 32K) and lines for every partition size
+// (64 .. 2048) under both merges follow, and the balanced split at one, two and
 // four waves of blocks (33 a KV head on an H200) where they fit, to see what the rules gain or
 // lose against the alternatives, the balanced counts under both merges ("merged_by" says which
 // merge ran: the last-block merge needs the partials to fit a block's shared memory).
@@ -31,6 +33,7 @@
 
 #include "backend/cuda/decode_attention.h"
 #include "backend/cuda/decode_balance.h"
+#include "backend/cuda/decode_whole_rule.h"
 #include "backend/cuda/device_buffer.h"
 #include "backend/cuda/event.h"
 #include "backend/cuda/stream.h"
@@ -64,6 +67,7 @@ Expected<DeviceBuffer> filled(size_t bytes, int byte) {
     return buf;
 }
 
+// The merge a launch ran: none for whole sequences, else the resolved merge.
 const char* merge_name(DecodeMerge merge) {
     switch (merge) {
         case DecodeMerge::kAuto:
@@ -119,9 +123,10 @@ class ShapeRun {
         return int64_t{shape_.batch} * shape_.context * kKvHeads * kHeadDim * 2;
     }
 
-    // balanced_blocks > 0: the balanced split (partition unread); rule: the engine's choice.
-    Status time(int32_t partition, DecodeMerge merge, int32_t balanced_blocks, bool rule,
-                int iters) const {
+    // balanced_blocks > 0: the balanced split (partition unread); whole: one block per (sequence,
+    // KV head) (partition unread); rule: the engine's choice.
+    Status time(int32_t partition, DecodeMerge merge, int32_t balanced_blocks, bool whole,
+                bool rule, int iters) const {
         const DecodeAttentionParams p{.q = q_.as<bf16>(),
                                       .k_blocks = k_.as<bf16>(),
                                       .v_blocks = v_.as<bf16>(),
@@ -141,6 +146,7 @@ class ShapeRun {
                                       .partition = partition,
                                       .merge = merge,
                                       .balanced_blocks = balanced_blocks,
+                                      .whole_sequences = whole,
                                       .scale = 0.08838834764831845f};
         auto launch = [&](cudaStream_t stream) { return decode_attention(p, stream); };
         SE_ASSIGN_OR_RETURN(const double ms, mean_launch_ms(kWarmup, iters, launch));
@@ -149,10 +155,12 @@ class ShapeRun {
         // "merge": asked for; "merged_by": what the launch ran (decode_attention_merge).
         fmt::print(
             "{{\"impl\": \"sparse-engine\", \"batch\": {}, \"context\": {}, \"partition\": {}, "
-            "\"balanced_blocks\": {}, \"merge\": \"{}\", \"merged_by\": \"{}\", \"rule\": {}, "
-            "\"ms\": {:.4f}, \"graph_ms\": {:.4f}, \"kv_tb_per_s\": {:.3f}}}\n",
-            shape_.batch, shape_.context, balanced_blocks > 0 ? 0 : partition, balanced_blocks,
-            merge_name(merge), merge_name(decode_attention_merge(p)), rule, ms, graph_ms, tb_per_s);
+            "\"balanced_blocks\": {}, \"whole_sequences\": {}, \"merge\": \"{}\", "
+            "\"merged_by\": \"{}\", \"rule\": {}, \"ms\": {:.4f}, \"graph_ms\": {:.4f}, "
+            "\"kv_tb_per_s\": {:.3f}}}\n",
+            shape_.batch, shape_.context, balanced_blocks > 0 || whole ? 0 : partition,
+            balanced_blocks, whole, merge_name(merge),
+            whole ? "none" : merge_name(decode_attention_merge(p)), rule, ms, graph_ms, tb_per_s);
         return Status();
     }
 
@@ -164,15 +172,19 @@ class ShapeRun {
 Status run(const Shape& s, int iters, bool sweep) {
     SE_ASSIGN_OR_RETURN(const ShapeRun r, ShapeRun::create(s));
     SE_ASSIGN_OR_RETURN(const int32_t sms, device_sms());
-    const int32_t balanced = decode_balanced_blocks(s.batch, s.context, kKvHeads, sms);
-    // What the engine runs: the balanced rule's blocks, or the rule's partition and the merge
-    // kAuto picks.
+    const bool whole = decode_whole_sequences(s.batch, s.context, kKvHeads, sms);
+    const int32_t balanced = whole ? 0 : decode_balanced_blocks(s.batch, s.context, kKvHeads, sms);
+    // What the engine runs: whole sequences, the balanced rule's blocks, or the rule's partition
+    // and the merge kAuto picks.
     const int32_t partition = decode_partition_size(s.batch, s.context);
-    SE_RETURN_IF_ERROR(r.time(partition, DecodeMerge::kAuto, balanced, true, iters));
+    SE_RETURN_IF_ERROR(r.time(partition, DecodeMerge::kAuto, balanced, whole, true, iters));
     if (!sweep) return Status();
+    if (!whole && s.context <= kDecodeWholeMaxLen) {
+        SE_RETURN_IF_ERROR(r.time(partition, DecodeMerge::kAuto, 0, true, false, iters));
+    }
     for (int32_t size = kDecodeMinPartition; size <= kDecodeMaxPartition; size *= 2) {
         for (DecodeMerge merge : {DecodeMerge::kLastBlock, DecodeMerge::kSecondKernel}) {
-            SE_RETURN_IF_ERROR(r.time(size, merge, 0, false, iters));
+            SE_RETURN_IF_ERROR(r.time(size, merge, 0, false, false, iters));
         }
     }
     const int32_t wave = sms * kDecodeBlocksPerSm / kKvHeads;  // blocks a KV head in one wave
@@ -180,7 +192,7 @@ Status run(const Shape& s, int iters, bool sweep) {
         if (blocks > kMaxSweepBlocks || !decode_balanced_fits(s.batch, s.context, blocks)) continue;
         for (DecodeMerge merge : {DecodeMerge::kAuto, DecodeMerge::kSecondKernel}) {
             if (blocks == balanced && merge == DecodeMerge::kAuto) continue;  // the rule's line
-            SE_RETURN_IF_ERROR(r.time(partition, merge, blocks, false, iters));
+            SE_RETURN_IF_ERROR(r.time(partition, merge, blocks, false, false, iters));
         }
     }
     return Status();

@@ -37,6 +37,7 @@
 
 #include "backend/cpu/reference_ops.h"
 #include "backend/cuda/decode_balance.h"
+#include "backend/cuda/decode_whole_rule.h"
 #include "cuda_test_util.h"
 
 namespace se::cuda {
@@ -129,6 +130,7 @@ struct Launch {
     int32_t partition = 0;
     DecodeMerge merge = DecodeMerge::kAuto;
     int32_t balanced_blocks = 0;  // > 0: the balanced split, with this many blocks per KV head
+    bool whole = false;           // one block per (sequence, KV head), no workspace
 };
 
 // The fixture on the device, and launches over any contiguous range of its sequences.
@@ -148,12 +150,14 @@ class DeviceFixture {
     // workspace.
     std::vector<float> run(const Launch& l, float scale) {
         const int64_t floats =
-            l.balanced_blocks > 0
+            l.whole ? 0
+            : l.balanced_blocks > 0
                 ? decode_balanced_workspace_floats(f_.num_heads, f_.layout.head_dim,
                                                    l.balanced_blocks)
                 : decode_attention_workspace_floats(l.count, f_.num_heads, f_.layout.head_dim,
                                                     l.max_kv_len, l.partition);
-        const DeviceBuffer workspace = poisoned(sizeof(float) * floats);
+        // At least one float: whole sequences need none, and a null buffer poisons nothing.
+        const DeviceBuffer workspace = poisoned(sizeof(float) * std::max<int64_t>(floats, 1));
         poison(out_);
         const Status s = decode_attention(
             {.q = q_.as<bf16>() + l.first * f_.q_row_stride,
@@ -175,6 +179,7 @@ class DeviceFixture {
              .partition = l.partition,
              .merge = l.merge,
              .balanced_blocks = l.balanced_blocks,
+             .whole_sequences = l.whole,
              .scale = scale},
             nullptr);
         EXPECT_TRUE(s.ok()) << s.to_string();
@@ -246,6 +251,30 @@ class DecodeAttentionTest : public ::testing::TestWithParam<DecodeParam> {
             testing::expect_all_equal(dev.run(other, scale), last_block, what + ", second kernel");
         }
         check_balanced(f, dev, want, scale, max_kv_len);
+        check_whole(f, dev, want, scale, max_kv_len);
+    }
+
+    // Whole sequences (decode_whole_rule.h): one block per (sequence, KV head) near the reference;
+    // a graph step's looser bound and each sequence alone give the same bits (a block's work does
+    // not depend on either).
+    void check_whole(const DecodeFixture& f, DeviceFixture& dev, const std::vector<float>& want,
+                     float scale, int32_t max_kv_len) {
+        const Launch whole{.count = f.num_seqs(), .max_kv_len = max_kv_len, .whole = true};
+        const std::vector<float> got = dev.run(whole, scale);
+        testing::expect_all_near(got, want, 2e-5f, testing::kBf16RelTol, "whole sequences");
+        Launch loose = whole;
+        loose.max_kv_len = std::min(16 * max_kv_len + 300, kDecodeWholeMaxLen);
+        testing::expect_all_equal(dev.run(loose, scale), got, "whole sequences, looser bound");
+        for (int32_t s = 0; s < f.num_seqs(); s += std::max(1, f.num_seqs() / 8)) {
+            const Launch alone{.first = s,
+                               .count = 1,
+                               .max_kv_len = f.kv_lens[static_cast<size_t>(s)],
+                               .whole = true};
+            const std::vector<float> row(got.begin() + s * f.width(),
+                                         got.begin() + (s + 1) * f.width());
+            testing::expect_all_equal(dev.run(alone, scale), row,
+                                      "whole sequences, sequence " + std::to_string(s) + " alone");
+        }
     }
 
     // The balanced split (decode_balance.h) at many block counts: one block for the batch, ranges
@@ -408,6 +437,14 @@ TEST(DecodeAttentionArgs, UnsupportedShapesAreStatuses) {
     p.num_seqs = kDecodeBalancedMaxSeqs + 1;
     p.balanced_blocks = 1024;
     EXPECT_EQ(decode_attention(p, nullptr).code(), StatusCode::kUnsupported);
+    // Whole sequences: longer than a block's table, or with the balanced split.
+    p = ok;
+    p.whole_sequences = true;
+    p.max_kv_len = kDecodeWholeMaxLen + 1;
+    EXPECT_EQ(decode_attention(p, nullptr).code(), StatusCode::kUnsupported);
+    p.max_kv_len = 1000;
+    p.balanced_blocks = 4;
+    testing::expect_invalid_argument(decode_attention(p, nullptr), "whole_sequences");
     p = ok;
     p.num_seqs = 0;
     EXPECT_TRUE(decode_attention(p, nullptr).ok());

@@ -14,6 +14,7 @@
 #include "backend/cuda/cuda_status.h"
 #include "backend/cuda/decode_attention.h"
 #include "backend/cuda/decode_balance.h"
+#include "backend/cuda/decode_whole_rule.h"
 #include "backend/cuda/embedding.h"
 #include "backend/cuda/head_rms_norm.h"
 #include "backend/cuda/kv_move.h"
@@ -484,12 +485,16 @@ void CudaOps::attention(const ConstTensorView& q, const PagedKvRead& kv, const A
     if (meta.decode_rows) {
         const Timed timed(*this, "decode_attention");
         const int32_t partition = decode_partition_size(num_seqs, max_kv_len);
-        const int32_t balanced = decode_balanced_blocks(num_seqs, max_kv_len, args.num_kv_heads,
-                                                        static_cast<int32_t>(gemv_device_.num_sms));
+        const auto num_sms = static_cast<int32_t>(gemv_device_.num_sms);
+        const bool whole = decode_whole_sequences(num_seqs, max_kv_len, args.num_kv_heads, num_sms);
+        const int32_t balanced =
+            whole ? 0 : decode_balanced_blocks(num_seqs, max_kv_len, args.num_kv_heads, num_sms);
         float* workspace = decode_workspace(
-            balanced > 0 ? decode_balanced_workspace_floats(args.num_heads, args.head_dim, balanced)
-                         : decode_attention_workspace_floats(num_seqs, args.num_heads,
-                                                             args.head_dim, max_kv_len, partition));
+            whole ? 0
+            : balanced > 0
+                ? decode_balanced_workspace_floats(args.num_heads, args.head_dim, balanced)
+                : decode_attention_workspace_floats(num_seqs, args.num_heads, args.head_dim,
+                                                    max_kv_len, partition));
         uint32_t* counters = decode_merge_counters(int64_t{num_seqs} * args.num_kv_heads);
         must(decode_attention({.q = bf16_data(q, "attention q"),
                                .k_blocks = static_cast<const bf16*>(cache.k_blocks),
@@ -509,6 +514,7 @@ void CudaOps::attention(const ConstTensorView& q, const PagedKvRead& kv, const A
                                .block_size = cache.layout.block_size,
                                .partition = partition,
                                .balanced_blocks = balanced,
+                               .whole_sequences = whole,
                                .scale = args.scale},
                               stream_.get()));
         return;

@@ -32,6 +32,8 @@
 #include "backend/cuda/decode_balanced.h"
 #include "backend/cuda/decode_merge_rows.cuh"
 #include "backend/cuda/decode_pass.cuh"
+#include "backend/cuda/decode_whole.h"
+#include "backend/cuda/decode_whole_rule.h"
 
 namespace se::cuda::decode {
 namespace {
@@ -180,6 +182,18 @@ Status check_params(const DecodeAttentionParams& p) {
         return invalid_argument("decode_attention: q_row_stride " + std::to_string(p.q_row_stride));
     }
     if (p.num_seqs > 65535) return unsupported("decode_attention: more than 65535 sequences");
+    if (p.whole_sequences) {
+        if (p.balanced_blocks != 0) {
+            return invalid_argument("decode_attention: whole_sequences with balanced_blocks " +
+                                    std::to_string(p.balanced_blocks));
+        }
+        if (p.max_kv_len > kDecodeWholeMaxLen) {
+            return unsupported("decode_attention: whole sequences of up to " +
+                               std::to_string(p.max_kv_len) + " keys (at most " +
+                               std::to_string(kDecodeWholeMaxLen) + ")");
+        }
+        return Status::ok_status();
+    }
     if (p.balanced_blocks != 0) return check_balanced(p);
     if (!power_of_two_in(p.partition, kDecodeMinPartition, kDecodeMaxPartition)) {
         return invalid_argument("decode_attention: partition " + std::to_string(p.partition) +
@@ -202,6 +216,7 @@ Status check_params(const DecodeAttentionParams& p) {
 namespace se::cuda {
 
 DecodeMerge decode_attention_merge(const DecodeAttentionParams& p) {
+    if (p.whole_sequences) return DecodeMerge::kAuto;  // nothing to merge
     const bool in_block =
         p.balanced_blocks > 0
             ? decode::balanced_merges_in_block(p)
@@ -231,6 +246,7 @@ int64_t decode_attention_max_workspace_floats(int32_t max_seqs, int32_t num_head
 Status decode_attention(const DecodeAttentionParams& p, cudaStream_t stream) {
     SE_RETURN_IF_ERROR(decode::check_params(p));
     if (p.num_seqs == 0) return Status::ok_status();
+    if (p.whole_sequences) return decode::launch_whole(p, stream);
     if (p.balanced_blocks > 0) return decode::launch_balanced(p, stream);
     return p.head_dim == 64 ? decode::launch<64>(p, stream) : decode::launch<128>(p, stream);
 }

@@ -17,7 +17,8 @@
 // Large launches split the other way (balanced_blocks > 0, decode_balance.h): each KV head's keys
 // of the whole batch in equal ranges, one block each, which may span sequences; a second kernel
 // merges every sequence's partials, or, in launches of many sequences, the last of a sequence's
-// blocks to finish.
+// blocks to finish. Launches whose (sequence, KV head) pairs fill the SMs once split nothing
+// (whole_sequences, decode_whole_rule.h): one block of 8 warps per pair, no merge.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -83,6 +84,10 @@ struct DecodeAttentionParams {
     // num_kv_heads, SMs), or any count whose ranges decode_balanced_fits (tests try many). 0: the
     // partitions. The workspace is decode_balanced_workspace_floats then.
     int32_t balanced_blocks = 0;
+    // One block per (sequence, KV head) over the whole sequence (decode_whole_rule.h), which then
+    // replaces the partitions and needs no workspace: decode_whole_sequences(...), or any launch
+    // with max_kv_len <= kDecodeWholeMaxLen (tests try them). Not with balanced_blocks.
+    bool whole_sequences = false;
     float scale = 1.0f;  // usually 1 / sqrt(head_dim)
 };
 
@@ -100,8 +105,8 @@ int64_t decode_attention_workspace_floats(int32_t num_seqs, int32_t num_heads, i
                                           int32_t max_kv_len, int32_t partition);
 
 // The merge a launch with these parameters runs for sequences of more than one partition (or
-// balanced range): kLastBlock or kSecondKernel (p.merge resolved). p must pass decode_attention's
-// checks.
+// balanced range): kLastBlock or kSecondKernel (p.merge resolved); kAuto for whole sequences,
+// which merge nothing. p must pass decode_attention's checks.
 DecodeMerge decode_attention_merge(const DecodeAttentionParams& p);
 
 // out = softmax(q k^T * scale) v over each sequence's kv_len entries; query head h reads KV head

@@ -20,21 +20,21 @@ inline constexpr float kLn2 = 0.6931471805599453f;
 // Copies entries [blocks.first, blocks.first + blocks.count) of the sequence's block-table row
 // into s_table, whatever kv_len is (issued before the caller's first use of it, so that the loads
 // overlap): entries past the sequence's end are never dereferenced, and those past the row's end
-// are not read. kPerThread * kThreads >= blocks.count. Visible after a barrier.
-template <int kPerThread>
+// are not read. kPerThread * kBlockThreads >= blocks.count. Visible after a barrier.
+template <int kPerThread, int kBlockThreads = kThreads>
 __device__ __forceinline__ void copy_table(const DecodeAttentionParams& p, int32_t seq,
                                            const DecodePartitionBlocks& blocks, int32_t* s_table) {
     const int32_t* table_row = p.block_tables + int64_t{seq} * p.block_table_stride;
     int32_t entries[kPerThread];
 #pragma unroll
     for (int j = 0; j < kPerThread; ++j) {  // all loads first, so they overlap
-        const int32_t i = threadIdx.x + j * kThreads;
+        const int32_t i = threadIdx.x + j * kBlockThreads;
         const bool read = i < blocks.count && blocks.first + i < p.block_table_stride;
         entries[j] = read ? table_row[blocks.first + i] : -1;
     }
 #pragma unroll
     for (int j = 0; j < kPerThread; ++j) {
-        const int32_t i = threadIdx.x + j * kThreads;
+        const int32_t i = threadIdx.x + j * kBlockThreads;
         if (i < blocks.count) s_table[i] = entries[j];
     }
 }
@@ -52,21 +52,23 @@ __device__ __forceinline__ DecodePartitionBlocks run_blocks(int32_t key_begin, i
 // copied into src.table by copy_table) for every query head of KV head kv_head's group, into the
 // warps' results (WarpResult) in shared memory; every thread sees them on return. `early`: the run
 // holds no key this step writes, so its first tiles are copied before `wait` (pdl_wait, when the
-// block has not waited yet) lets q and the newest keys be read.
-template <int kHeadDim>
+// block has not waited yet) lets q and the newest keys be read. kBlockWarps: the block's warps.
+template <int kHeadDim, int kBlockWarps = kWarps>
 __device__ void attend_run(const DecodeAttentionParams& p, uint8_t* smem, const TileSource& src,
                            int32_t seq, int32_t group, bool early, bool wait) {
     using T = Tile<kHeadDim>;
     const int warp = threadIdx.x / 32;
-    // This warp's tiles are warp, warp + kWarps, ...; tile i of them lives in stage i % kStages.
+    // This warp's tiles are warp, warp + kBlockWarps, ...; tile i of them lives in stage
+    // i % kStages.
     const int32_t num_tiles = (src.num_keys + kTileKeys - 1) / kTileKeys;
-    const int32_t my_tiles = warp < num_tiles ? (num_tiles - warp + kWarps - 1) / kWarps : 0;
+    const int32_t my_tiles =
+        warp < num_tiles ? (num_tiles - warp + kBlockWarps - 1) / kBlockWarps : 0;
     const uint32_t ring = smem_address(smem + warp * T::kWarpBytes);
     const auto copy_first_tiles = [&] {
 #pragma unroll
         for (int i = 0; i < kStages - 1; ++i) {
             if (i < my_tiles)
-                copy_tile<kHeadDim>(p, src, warp + i * kWarps, ring + i * T::kStageBytes);
+                copy_tile<kHeadDim>(p, src, warp + i * kBlockWarps, ring + i * T::kStageBytes);
             cp_async_commit();
         }
     };
@@ -85,11 +87,11 @@ __device__ void attend_run(const DecodeAttentionParams& p, uint8_t* smem, const 
         __syncwarp();  // ... for every lane's, and every lane is done with tile i - 1's stage
         const int32_t next = i + kStages - 1;
         if (next < my_tiles) {
-            copy_tile<kHeadDim>(p, src, warp + next * kWarps,
+            copy_tile<kHeadDim>(p, src, warp + next * kBlockWarps,
                                 ring + (next % kStages) * T::kStageBytes);
         }
         cp_async_commit();
-        const int32_t tile = warp + i * kWarps;
+        const int32_t tile = warp + i * kBlockWarps;
         attend_tile(w, ring + (i % kStages) * T::kStageBytes, tile * kTileKeys, src.num_keys,
                     scale_log2);
     }
@@ -101,22 +103,24 @@ __device__ void attend_run(const DecodeAttentionParams& p, uint8_t* smem, const 
 
 // The block's warps merged by log-sum-exp (attend_run's results): the output rows of the group's
 // heads when `rows` is null (the run is the whole sequence), else its partials, rows[g] at
-// rows + g * Workspace::kRowFloats.
-template <int kHeadDim>
+// rows + g * Workspace::kRowFloats. kBlockWarps: the block's warps.
+template <int kHeadDim, int kBlockWarps = kWarps>
 __device__ void store_run(const DecodeAttentionParams& p, uint8_t* smem, int32_t group, int32_t seq,
                           int32_t kv_head, float* rows) {
     using W = Workspace<kHeadDim>;
     constexpr int kStride = WarpResult<kHeadDim>::kStride;
-    for (int i = threadIdx.x; i < group * kHeadDim; i += kThreads) {
+    for (int i = threadIdx.x; i < group * kHeadDim; i += kBlockWarps * 32) {
         const int g = i / kHeadDim;
         const int d = i % kHeadDim;
         float max = -INFINITY;
 #pragma unroll
-        for (int w = 0; w < kWarps; ++w) max = fmaxf(max, WarpResult<kHeadDim>::at(smem, w).max[g]);
+        for (int w = 0; w < kBlockWarps; ++w) {
+            max = fmaxf(max, WarpResult<kHeadDim>::at(smem, w).max[g]);
+        }
         float sum = 0.0f;
         float acc = 0.0f;
 #pragma unroll
-        for (int w = 0; w < kWarps; ++w) {
+        for (int w = 0; w < kBlockWarps; ++w) {
             const WarpResult<kHeadDim> r = WarpResult<kHeadDim>::at(smem, w);
             const float f = exp2f(r.max[g] - max);  // 0 for a warp without keys
             sum += f * r.sum[g];

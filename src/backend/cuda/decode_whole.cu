@@ -1,0 +1,68 @@
+// Decode attention over whole sequences (decode_whole_rule.h): one block of kDecodeWholeWarps
+// warps per (KV head, sequence), every query head of the group. The block copies the sequence's
+// block-table entries up to max_kv_len to shared memory (one load each, whatever the sequence's
+// length, so that they overlap the length's load), then each warp streams tiles w, w + 8, ... of
+// the sequence through its 3-stage cp.async ring as the split's blocks do (decode_pass.cuh), and
+// the block merges its warps by log-sum-exp into the output rows.
+#include <string>
+
+#include "backend/cuda/cuda_status.h"
+#include "backend/cuda/decode_pass.cuh"
+#include "backend/cuda/decode_whole.h"
+#include "backend/cuda/decode_whole_rule.h"
+
+namespace se::cuda::decode {
+namespace {
+
+constexpr int kWholeThreads = kDecodeWholeWarps * 32;
+constexpr int kWholeTablePerThread = kDecodeWholeMaxTableEntries / kWholeThreads;
+static_assert(kDecodeWholeMaxTableEntries % kWholeThreads == 0, "threads copy entries evenly");
+
+template <int kHeadDim>
+constexpr int whole_smem_bytes() {
+    return kDecodeWholeWarps * Tile<kHeadDim>::kWarpBytes + kDecodeWholeMaxTableEntries * 4;
+}
+
+template <int kHeadDim>
+__global__ void __launch_bounds__(kWholeThreads, 1) decode_whole_kernel(DecodeAttentionParams p) {
+    extern __shared__ __align__(128) uint8_t smem[];
+    auto* s_table =
+        reinterpret_cast<int32_t*>(smem + kDecodeWholeWarps * Tile<kHeadDim>::kWarpBytes);
+    const int32_t kv_head = blockIdx.x;
+    const int32_t seq = blockIdx.y;
+    const int32_t group = p.num_heads / p.num_kv_heads;
+    // Lengths and tables come from the host's copy, which no kernel writes (pdl.cuh).
+    const DecodePartitionBlocks blocks = run_blocks(0, p.max_kv_len, p.block_size);
+    copy_table<kWholeTablePerThread, kWholeThreads>(p, seq, blocks, s_table);
+    const int32_t kv_len = min(max(p.kv_lens[seq], 0), p.max_kv_len);
+    if (kv_len == 0) {
+        pdl_wait();  // the kernels before may still read the rows
+        store_zeros<kHeadDim>(p, group, seq, kv_head * group, group);
+        return;
+    }
+    const TileSource src{s_table, kv_len, 0, kv_head, __ffs(p.block_size) - 1};
+    // The sequence holds this step's key: nothing is copied before the wait.
+    attend_run<kHeadDim, kDecodeWholeWarps>(p, smem, src, seq, group, /*early=*/false,
+                                            /*wait=*/true);
+    store_run<kHeadDim, kDecodeWholeWarps>(p, smem, group, seq, kv_head, nullptr);
+    // The next kernel may launch once every block is here (decode_attention.cu says why).
+    pdl_launch_dependents();
+}
+
+template <int kHeadDim>
+Status launch(const DecodeAttentionParams& p, cudaStream_t stream) {
+    constexpr int kSmem = whole_smem_bytes<kHeadDim>();
+    SE_CUDA_RETURN_IF_ERROR(cudaFuncSetAttribute(
+        decode_whole_kernel<kHeadDim>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
+    return cuda_status(launch_pdl(decode_whole_kernel<kHeadDim>, dim3(p.num_kv_heads, p.num_seqs),
+                                  dim3(kWholeThreads), kSmem, stream, p),
+                       "decode_attention (whole sequences)");
+}
+
+}  // namespace
+
+Status launch_whole(const DecodeAttentionParams& p, cudaStream_t stream) {
+    return p.head_dim == 64 ? launch<64>(p, stream) : launch<128>(p, stream);
+}
+
+}  // namespace se::cuda::decode
