@@ -2,8 +2,9 @@
 // warps per (KV head, sequence), every query head of the group. The block copies the sequence's
 // block-table entries up to max_kv_len to shared memory (one load each, whatever the sequence's
 // length, so that they overlap the length's load), then each warp streams tiles w, w + 8, ... of
-// the sequence through its 3-stage cp.async ring as the split's blocks do (decode_pass.cuh), and
-// the block merges its warps by log-sum-exp into the output rows.
+// the sequence through its 3-stage cp.async ring as the split's blocks do (decode_pass.cuh), its
+// first tiles while the previous kernel ends where they hold no key of this step, and the block
+// merges its warps by log-sum-exp into the output rows.
 #include <string>
 
 #include "backend/cuda/cuda_status.h"
@@ -41,9 +42,11 @@ __global__ void __launch_bounds__(kWholeThreads, 1) decode_whole_kernel(DecodeAt
         return;
     }
     const TileSource src{s_table, kv_len, 0, kv_head, __ffs(p.block_size) - 1};
-    // The sequence holds this step's key: nothing is copied before the wait.
-    attend_run<kHeadDim, kDecodeWholeWarps>(p, smem, src, seq, group, /*early=*/false,
-                                            /*wait=*/true);
+    // The tiles copied before the wait (each warp's first kStages - 1) hold only keys of earlier
+    // steps, which no kernel of this step writes, unless the sequence's newest key (the one this
+    // step wrote) is among them (decode_attention.cu says why the rest is safe).
+    const bool early = kv_len > (kStages - 1) * kDecodeWholeWarps * kTileKeys;
+    attend_run<kHeadDim, kDecodeWholeWarps>(p, smem, src, seq, group, early, /*wait=*/true);
     store_run<kHeadDim, kDecodeWholeWarps>(p, smem, group, seq, kv_head, nullptr);
     // The next kernel may launch once every block is here (decode_attention.cu says why).
     pdl_launch_dependents();
