@@ -34,8 +34,8 @@
 
 #include "backend/cuda/device_buffer.h"
 #include "comma_list.h"
-#include "cuda_device_sms.h"
 #include "cuda_launch_timing.h"
+#include "cuda_read_bench.cuh"
 
 namespace se::cuda {
 namespace {
@@ -43,6 +43,8 @@ namespace {
 constexpr int kWarps = 8;
 constexpr int kTileRows = 16;
 constexpr int kVec = 8;  // bf16 per 16-byte load
+
+using read_bench::launched;
 
 // 16 bytes read once: no L1 allocation, a 256-byte L2 fetch (gemv.cu's load_streamed).
 __device__ __forceinline__ uint4 load_streamed(const uint16_t* src) {
@@ -103,35 +105,10 @@ __global__ void __launch_bounds__(kWarps * 32, kMinCtas)
     if (acc == 0x9e3779b9u) sink[0] = acc;  // keeps the reads; never true for the fill below
 }
 
-// Every chunk once: each round a thread reads 8 chunks, blockDim apart (coalesced).
-__global__ void __launch_bounds__(256) flat_read(const uint4* a, int64_t n, uint32_t* sink) {
-    constexpr int kUnroll = 8;
-    uint32_t acc = 0;
-    const int64_t stride = int64_t{gridDim.x} * blockDim.x * kUnroll;
-    for (int64_t base = int64_t{blockIdx.x} * blockDim.x * kUnroll + threadIdx.x; base < n;
-         base += stride) {
-        uint4 x[kUnroll];
-#pragma unroll
-        for (int u = 0; u < kUnroll; ++u) {
-            const int64_t i = base + int64_t{u} * blockDim.x;
-            x[u] = i < n ? __ldcs(a + i) : make_uint4(0, 0, 0, 0);
-        }
-#pragma unroll
-        for (int u = 0; u < kUnroll; ++u) acc ^= x[u].x ^ x[u].w;
-    }
-    if (acc == 0x9e3779b9u) sink[0] = acc;
-}
-
 struct Shape {
     int64_t n;
     int64_t k;
 };
-
-Status launched() {
-    const cudaError_t e = cudaGetLastError();
-    if (e != cudaSuccess) return internal_error(std::string("launch: ") + cudaGetErrorString(e));
-    return Status();
-}
 
 Status run(const Shape& s, int sms) {
     const auto bytes = static_cast<size_t>(s.n * s.k * 2);
@@ -167,9 +144,11 @@ Status run(const Shape& s, int sms) {
     SE_ASSIGN_OR_RETURN(const double rows_walk,
                         time(tile_read<Pattern::kRows, 4, 3, true>, persistent));
     row("rows, persistent", rows_walk);
-    const auto chunks = static_cast<int64_t>(bytes / 16);
+    // The weight as two halves (n is a multiple of 16 rows, so each half is whole chunks).
+    const auto half = static_cast<int64_t>(bytes / 32);
     SE_ASSIGN_OR_RETURN(const double flat, mean_launch_ms(5, 20, [&](cudaStream_t stream) {
-                            flat_read<<<sms * 4, 256, 0, stream>>>(w.as<uint4>(), chunks, out);
+                            read_bench::flat_read<<<sms * 4, 256, 0, stream>>>(
+                                w.as<uint4>(), w.as<uint4>() + half, half, out);
                             return launched();
                         }));
     row("flat", flat);
@@ -179,9 +158,7 @@ Status run(const Shape& s, int sms) {
 Expected<std::vector<Shape>> parse_shapes(const std::string& list) {
     std::vector<Shape> shapes;
     for (const std::string& item : bench::comma_list(list)) {
-        const size_t x = item.find('x');
-        const int64_t n = x == std::string::npos ? 0 : std::atoll(item.substr(0, x).c_str());
-        const int64_t k = x == std::string::npos ? 0 : std::atoll(item.c_str() + x + 1);
+        const auto [n, k] = read_bench::x_pair(item);
         // Whole tiles and whole rounds of the widest variant (8 warps x 8 quads of 32).
         if (n <= 0 || k <= 0 || n % kTileRows != 0 || k % (kWarps * 8 * 32) != 0 ||
             n * k > (int64_t{1} << 31)) {
@@ -198,25 +175,10 @@ Expected<std::vector<Shape>> parse_shapes(const std::string& list) {
 }  // namespace se::cuda
 
 int main(int argc, char** argv) {
-    std::string list = "4096x4096,28672x4096,128256x4096";
-    for (int i = 1; i < argc; ++i) {
-        if (std::string(argv[i]) == "--shapes" && i + 1 < argc) list = argv[++i];
-    }
-    se::Expected<std::vector<se::cuda::Shape>> shapes = se::cuda::parse_shapes(list);
-    se::Expected<int32_t> sms = se::cuda::device_sms();
-    if (!shapes.ok() || !sms.ok()) {
-        std::fprintf(stderr, "error: %s\n",
-                     (!shapes.ok() ? shapes.status() : sms.status()).to_string().c_str());
-        return 2;
-    }
-    std::printf("| weight n x k | pattern | us | TB/s |\n| --- | --- | ---: | ---: |\n");
-    for (const se::cuda::Shape& s : *shapes) {
-        const se::Status status = se::cuda::run(s, *sms);
-        if (!status.ok()) {
-            std::fprintf(stderr, "error: %lldx%lld: %s\n", static_cast<long long>(s.n),
-                         static_cast<long long>(s.k), status.to_string().c_str());
-            return 1;
-        }
-    }
-    return 0;
+    using se::cuda::Shape;
+    return se::cuda::read_bench::shape_main(
+        argc, argv, "4096x4096,28672x4096,128256x4096",
+        "| weight n x k | pattern | us | TB/s |\n| --- | --- | ---: | ---: |\n",
+        se::cuda::parse_shapes, se::cuda::run,
+        [](const Shape& s) { return std::to_string(s.n) + "x" + std::to_string(s.k); });
 }

@@ -30,8 +30,8 @@
 #include "backend/cuda/decode_tile.cuh"
 #include "backend/cuda/device_buffer.h"
 #include "comma_list.h"
-#include "cuda_device_sms.h"
 #include "cuda_launch_timing.h"
+#include "cuda_read_bench.cuh"
 
 namespace se::cuda {
 namespace {
@@ -50,6 +50,7 @@ enum class Order { kPaged, kHeadMajorPages };
 
 using decode::cp_async_commit;
 using decode::cp_async_wait;
+using read_bench::launched;
 
 // Index (in 16-byte chunks) of chunk c of key `key`, head h.
 template <Order kOrder>
@@ -114,37 +115,10 @@ __global__ void __launch_bounds__(kHeadsTogether ? kKvHeads * 32 : kWarps * 32,
     if (acc == 0x9e3779b9u) sink[0] = acc;  // keeps the reads; never true for the fill below
 }
 
-// Every chunk of a and b once: each round a thread reads 8 chunks, blockDim apart (coalesced).
-__global__ void __launch_bounds__(256)
-    flat_read(const uint4* a, const uint4* b, int64_t n, uint32_t* sink) {
-    constexpr int kUnroll = 8;
-    uint32_t acc = 0;
-    const int64_t stride = int64_t{gridDim.x} * blockDim.x * kUnroll;
-    for (int64_t base = int64_t{blockIdx.x} * blockDim.x * kUnroll + threadIdx.x; base < 2 * n;
-         base += stride) {
-        uint4 x[kUnroll];
-#pragma unroll
-        for (int u = 0; u < kUnroll; ++u) {
-            const int64_t i = base + int64_t{u} * blockDim.x;
-            const uint4* src = i < n ? a + i : b + (i - n);
-            x[u] = i < 2 * n ? __ldcs(src) : make_uint4(0, 0, 0, 0);
-        }
-#pragma unroll
-        for (int u = 0; u < kUnroll; ++u) acc ^= x[u].x ^ x[u].w;
-    }
-    if (acc == 0x9e3779b9u) sink[0] = acc;
-}
-
 struct Shape {
     int64_t batch;
     int64_t context;
 };
-
-Status launched(cudaError_t e) {
-    if (e == cudaSuccess) e = cudaGetLastError();
-    if (e != cudaSuccess) return internal_error(std::string("launch: ") + cudaGetErrorString(e));
-    return Status();
-}
 
 template <Order kOrder, bool kHeadsTogether>
 Expected<double> time_ring(const DeviceBuffer& k, const DeviceBuffer& v, int64_t keys, int ranges,
@@ -198,8 +172,8 @@ Status run(const Shape& s, int sms) {
     row("paged, the 8 KV heads in one block", sms, together);
     const int64_t chunks = static_cast<int64_t>(bytes / 16);
     SE_ASSIGN_OR_RETURN(const double flat, mean_launch_ms(5, 20, [&](cudaStream_t stream) {
-                            flat_read<<<sms * 4, 256, 0, stream>>>(k.as<uint4>(), v.as<uint4>(),
-                                                                   chunks, out);
+                            read_bench::flat_read<<<sms * 4, 256, 0, stream>>>(
+                                k.as<uint4>(), v.as<uint4>(), chunks, out);
                             return launched(cudaSuccess);
                         }));
     row("flat read", 0, flat);
@@ -215,9 +189,7 @@ Status run(const Shape& s, int sms) {
 Expected<std::vector<Shape>> parse_shapes(const std::string& list) {
     std::vector<Shape> shapes;
     for (const std::string& item : bench::comma_list(list)) {
-        const size_t x = item.find('x');
-        const int64_t batch = x == std::string::npos ? 0 : std::atoll(item.substr(0, x).c_str());
-        const int64_t context = x == std::string::npos ? 0 : std::atoll(item.c_str() + x + 1);
+        const auto [batch, context] = read_bench::x_pair(item);
         if (batch <= 0 || context <= 0 || context % kBlockKeys != 0 ||
             batch * context > (int64_t{1} << 24)) {
             return invalid_argument("--shapes: '" + item +
@@ -233,26 +205,11 @@ Expected<std::vector<Shape>> parse_shapes(const std::string& list) {
 }  // namespace se::cuda
 
 int main(int argc, char** argv) {
-    std::string list = "16x32768,64x8192,8x131072";
-    for (int i = 1; i < argc; ++i) {
-        if (std::string(argv[i]) == "--shapes" && i + 1 < argc) list = argv[++i];
-    }
-    se::Expected<std::vector<se::cuda::Shape>> shapes = se::cuda::parse_shapes(list);
-    se::Expected<int32_t> sms = se::cuda::device_sms();
-    if (!shapes.ok() || !sms.ok()) {
-        std::fprintf(stderr, "error: %s\n",
-                     (!shapes.ok() ? shapes.status() : sms.status()).to_string().c_str());
-        return 2;
-    }
-    std::printf("| batch x context | read | ranges per KV head | ms | KV TB/s |\n");
-    std::printf("|---|---|---:|---:|---:|\n");
-    for (const auto& shape : *shapes) {
-        const se::Status status = se::cuda::run(shape, *sms);
-        if (!status.ok()) {
-            std::fprintf(stderr, "error: %lldx%lld: %s\n", static_cast<long long>(shape.batch),
-                         static_cast<long long>(shape.context), status.to_string().c_str());
-            return 1;
-        }
-    }
-    return 0;
+    using se::cuda::Shape;
+    return se::cuda::read_bench::shape_main(
+        argc, argv, "16x32768,64x8192,8x131072",
+        "| batch x context | read | ranges per KV head | ms | KV TB/s "
+        "|\n|---|---|---:|---:|---:|\n",
+        se::cuda::parse_shapes, se::cuda::run,
+        [](const Shape& s) { return std::to_string(s.batch) + "x" + std::to_string(s.context); });
 }
