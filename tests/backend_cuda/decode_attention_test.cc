@@ -437,6 +437,12 @@ TEST(DecodeAttentionArgs, UnsupportedShapesAreStatuses) {
     p.num_seqs = kDecodeBalancedMaxSeqs + 1;
     p.balanced_blocks = 1024;
     EXPECT_EQ(decode_attention(p, nullptr).code(), StatusCode::kUnsupported);
+    // A negative bound on the lengths (whole sequences would read that many keys).
+    p = ok;
+    p.max_kv_len = -1;
+    testing::expect_invalid_argument(decode_attention(p, nullptr), "max_kv_len -1");
+    p.whole_sequences = true;
+    testing::expect_invalid_argument(decode_attention(p, nullptr), "max_kv_len -1");
     // Whole sequences: longer than a block's table, or with the balanced split.
     p = ok;
     p.whole_sequences = true;

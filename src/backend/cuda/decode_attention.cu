@@ -182,6 +182,9 @@ Status check_params(const DecodeAttentionParams& p) {
         return invalid_argument("decode_attention: q_row_stride " + std::to_string(p.q_row_stride));
     }
     if (p.num_seqs > 65535) return unsupported("decode_attention: more than 65535 sequences");
+    if (p.max_kv_len < 0) {
+        return invalid_argument("decode_attention: max_kv_len " + std::to_string(p.max_kv_len));
+    }
     if (p.whole_sequences) {
         if (p.balanced_blocks != 0) {
             return invalid_argument("decode_attention: whole_sequences with balanced_blocks " +
