@@ -6,13 +6,14 @@
 // with nothing to merge, as cuDNN's SDPA runs decode; the split launches pay a merge (a second
 // kernel, or the last block's round trips) and, at short contexts, partial waves of partitions.
 // Eight warps per block at one block per SM keep each SM's warps and bytes in flight those of the
-// split's two blocks of four (four warps a block in this layout: 0.568 ms at 16 x 32K). Measured
-// against what the other rules run (H200, 2026-12-04, graph ms): 16 x 4K 0.0623 against 0.0662,
-// 16 x 8K 0.1217 against 0.1287, 16 x 16K 0.2387 against 0.2542, 16 x 32K 0.4779 / 0.4757 against
-// the balanced split's 0.4810 / 0.4811 (128 blocks on 132 SMs); but 15 x 32K 0.4563 / 0.4539
-// against the balanced split's 0.4513 / 0.4510 and 14 x 32K 0.4298 against 0.4227, where 12 and 20
-// SMs stay idle, and 64 x 8K (four waves) 0.4759 against 0.4745. At 8 x 128K the sequences are
-// longer than a block's table.
+// split's two blocks of four (four warps a block in this layout took 0.568 ms at 16 x 32K:
+// docs/benchmarks.md, seventeenth run). Measured against what the other rules run (H200,
+// 2026-12-04, graph ms; eighteenth run): 16 x 4K 0.0623 against 0.0662, 16 x 8K 0.1217 against
+// 0.1287, 16 x 16K 0.2387 against 0.2542, 16 x 32K 0.4779 / 0.4757 against the balanced split's
+// 0.4810 / 0.4811 (128 blocks on 132 SMs); but 15 x 32K 0.4563 / 0.4539 against the balanced
+// split's 0.4513 / 0.4510 and 14 x 32K 0.4298 against 0.4227, where 12 and 20 SMs stay idle, and
+// 64 x 8K (four waves) 0.4759 against 0.4745. At 8 x 128K the sequences are longer than a block's
+// table.
 #pragma once
 
 #include <cstdint>
