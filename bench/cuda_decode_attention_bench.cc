@@ -13,7 +13,8 @@
 // takes them (decode_whole_rule.h, "whole_sequences": true, "merged_by": "none"), else the
 // balanced split where its rule gives blocks (decode_balance.h, "balanced_blocks" per KV head),
 // else the partition rule's size (decode_partition.h) and the merge DecodeMerge::kAuto picks. With
-// --sweep, whole sequences where they fit (contexts up to 32K) and lines for every partition size
+// --sweep, whole sequences where they fit (contexts up to 32K; both kinds of block,
+// "whole_two_per_sm" false and true) and lines for every partition size
 // (64 .. 2048) under both merges follow, and the balanced split at one, two and
 // four waves of blocks (33 a KV head on an H200) where they fit, to see what the rules gain or
 // lose against the alternatives, the balanced counts under both merges ("merged_by" says which
@@ -124,9 +125,10 @@ class ShapeRun {
     }
 
     // balanced_blocks > 0: the balanced split (partition unread); whole: one block per (sequence,
-    // KV head) (partition unread); rule: the engine's choice.
+    // KV head) (partition unread), of 8 warps one an SM or, two_per_sm, of 4 warps two an SM; rule:
+    // the engine's choice.
     Status time(int32_t partition, DecodeMerge merge, int32_t balanced_blocks, bool whole,
-                bool rule, int iters) const {
+                bool two_per_sm, bool rule, int iters) const {
         const DecodeAttentionParams p{.q = q_.as<bf16>(),
                                       .k_blocks = k_.as<bf16>(),
                                       .v_blocks = v_.as<bf16>(),
@@ -147,6 +149,7 @@ class ShapeRun {
                                       .merge = merge,
                                       .balanced_blocks = balanced_blocks,
                                       .whole_sequences = whole,
+                                      .whole_two_per_sm = two_per_sm,
                                       .scale = 0.08838834764831845f};
         auto launch = [&](cudaStream_t stream) { return decode_attention(p, stream); };
         SE_ASSIGN_OR_RETURN(const double ms, mean_launch_ms(kWarmup, iters, launch));
@@ -155,11 +158,12 @@ class ShapeRun {
         // "merge": asked for; "merged_by": what the launch ran (decode_attention_merge).
         fmt::print(
             "{{\"impl\": \"sparse-engine\", \"batch\": {}, \"context\": {}, \"partition\": {}, "
-            "\"balanced_blocks\": {}, \"whole_sequences\": {}, \"merge\": \"{}\", "
+            "\"balanced_blocks\": {}, \"whole_sequences\": {}, \"whole_two_per_sm\": {}, "
+            "\"merge\": \"{}\", "
             "\"merged_by\": \"{}\", \"rule\": {}, \"ms\": {:.4f}, \"graph_ms\": {:.4f}, "
             "\"kv_tb_per_s\": {:.3f}}}\n",
             shape_.batch, shape_.context, balanced_blocks > 0 || whole ? 0 : partition,
-            balanced_blocks, whole, merge_name(merge),
+            balanced_blocks, whole, two_per_sm, merge_name(merge),
             whole ? "none" : merge_name(decode_attention_merge(p)), rule, ms, graph_ms, tb_per_s);
         return Status();
     }
@@ -172,19 +176,24 @@ class ShapeRun {
 Status run(const Shape& s, int iters, bool sweep) {
     SE_ASSIGN_OR_RETURN(const ShapeRun r, ShapeRun::create(s));
     SE_ASSIGN_OR_RETURN(const int32_t sms, device_sms());
-    const bool whole = decode_whole_sequences(s.batch, s.context, kKvHeads, sms);
+    const bool two_per_sm = decode_whole_two_per_sm(s.batch, s.context, kKvHeads, sms);
+    const bool whole = two_per_sm || decode_whole_one_wave(s.batch, s.context, kKvHeads, sms);
     const int32_t balanced = whole ? 0 : decode_balanced_blocks(s.batch, s.context, kKvHeads, sms);
     // What the engine runs: whole sequences, the balanced rule's blocks, or the rule's partition
     // and the merge kAuto picks.
     const int32_t partition = decode_partition_size(s.batch, s.context);
-    SE_RETURN_IF_ERROR(r.time(partition, DecodeMerge::kAuto, balanced, whole, true, iters));
+    SE_RETURN_IF_ERROR(
+        r.time(partition, DecodeMerge::kAuto, balanced, whole, two_per_sm, true, iters));
     if (!sweep) return Status();
-    if (!whole && s.context <= kDecodeWholeMaxLen) {
-        SE_RETURN_IF_ERROR(r.time(partition, DecodeMerge::kAuto, 0, true, false, iters));
+    if (s.context <= kDecodeWholeMaxLen) {  // the kinds of whole sequences the rule did not take
+        for (const bool two : {false, true}) {
+            if (whole && two == two_per_sm) continue;
+            SE_RETURN_IF_ERROR(r.time(partition, DecodeMerge::kAuto, 0, true, two, false, iters));
+        }
     }
     for (int32_t size = kDecodeMinPartition; size <= kDecodeMaxPartition; size *= 2) {
         for (DecodeMerge merge : {DecodeMerge::kLastBlock, DecodeMerge::kSecondKernel}) {
-            SE_RETURN_IF_ERROR(r.time(size, merge, 0, false, false, iters));
+            SE_RETURN_IF_ERROR(r.time(size, merge, 0, false, false, false, iters));
         }
     }
     const int32_t wave = sms * kDecodeBlocksPerSm / kKvHeads;  // blocks a KV head in one wave
@@ -192,7 +201,7 @@ Status run(const Shape& s, int iters, bool sweep) {
         if (blocks > kMaxSweepBlocks || !decode_balanced_fits(s.batch, s.context, blocks)) continue;
         for (DecodeMerge merge : {DecodeMerge::kAuto, DecodeMerge::kSecondKernel}) {
             if (blocks == balanced && merge == DecodeMerge::kAuto) continue;  // the rule's line
-            SE_RETURN_IF_ERROR(r.time(partition, merge, blocks, false, false, iters));
+            SE_RETURN_IF_ERROR(r.time(partition, merge, blocks, false, false, false, iters));
         }
     }
     return Status();

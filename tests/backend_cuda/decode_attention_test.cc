@@ -131,6 +131,7 @@ struct Launch {
     DecodeMerge merge = DecodeMerge::kAuto;
     int32_t balanced_blocks = 0;  // > 0: the balanced split, with this many blocks per KV head
     bool whole = false;           // one block per (sequence, KV head), no workspace
+    bool two_per_sm = false;      // ... of 4 warps, two an SM (with whole)
 };
 
 // The fixture on the device, and launches over any contiguous range of its sequences.
@@ -180,6 +181,7 @@ class DeviceFixture {
              .merge = l.merge,
              .balanced_blocks = l.balanced_blocks,
              .whole_sequences = l.whole,
+             .whole_two_per_sm = l.two_per_sm,
              .scale = scale},
             nullptr);
         EXPECT_TRUE(s.ok()) << s.to_string();
@@ -254,26 +256,32 @@ class DecodeAttentionTest : public ::testing::TestWithParam<DecodeParam> {
         check_whole(f, dev, want, scale, max_kv_len);
     }
 
-    // Whole sequences (decode_whole_rule.h): one block per (sequence, KV head) near the reference;
-    // a graph step's looser bound and each sequence alone give the same bits (a block's work does
-    // not depend on either).
+    // Whole sequences (decode_whole_rule.h), in blocks of 8 warps and of 4 (two an SM): one block
+    // per (sequence, KV head) near the reference; a graph step's looser bound and each sequence
+    // alone give the same bits (a block's work does not depend on either).
     void check_whole(const DecodeFixture& f, DeviceFixture& dev, const std::vector<float>& want,
                      float scale, int32_t max_kv_len) {
-        const Launch whole{.count = f.num_seqs(), .max_kv_len = max_kv_len, .whole = true};
-        const std::vector<float> got = dev.run(whole, scale);
-        testing::expect_all_near(got, want, 2e-5f, testing::kBf16RelTol, "whole sequences");
-        Launch loose = whole;
-        loose.max_kv_len = std::min(16 * max_kv_len + 300, kDecodeWholeMaxLen);
-        testing::expect_all_equal(dev.run(loose, scale), got, "whole sequences, looser bound");
-        for (int32_t s = 0; s < f.num_seqs(); s += std::max(1, f.num_seqs() / 8)) {
-            const Launch alone{.first = s,
-                               .count = 1,
-                               .max_kv_len = f.kv_lens[static_cast<size_t>(s)],
-                               .whole = true};
-            const std::vector<float> row(got.begin() + s * f.width(),
-                                         got.begin() + (s + 1) * f.width());
-            testing::expect_all_equal(dev.run(alone, scale), row,
-                                      "whole sequences, sequence " + std::to_string(s) + " alone");
+        for (const bool two_per_sm : {false, true}) {
+            const std::string what = two_per_sm ? "whole sequences, two an SM" : "whole sequences";
+            const Launch whole{.count = f.num_seqs(),
+                               .max_kv_len = max_kv_len,
+                               .whole = true,
+                               .two_per_sm = two_per_sm};
+            const std::vector<float> got = dev.run(whole, scale);
+            testing::expect_all_near(got, want, 2e-5f, testing::kBf16RelTol, what);
+            Launch loose = whole;
+            loose.max_kv_len = std::min(16 * max_kv_len + 300, kDecodeWholeMaxLen);
+            testing::expect_all_equal(dev.run(loose, scale), got, what + ", looser bound");
+            for (int32_t s = 0; s < f.num_seqs(); s += std::max(1, f.num_seqs() / 8)) {
+                Launch alone = whole;
+                alone.first = s;
+                alone.count = 1;
+                alone.max_kv_len = f.kv_lens[static_cast<size_t>(s)];
+                const std::vector<float> row(got.begin() + s * f.width(),
+                                             got.begin() + (s + 1) * f.width());
+                testing::expect_all_equal(dev.run(alone, scale), row,
+                                          what + ", sequence " + std::to_string(s) + " alone");
+            }
         }
     }
 
@@ -451,6 +459,10 @@ TEST(DecodeAttentionArgs, UnsupportedShapesAreStatuses) {
     p.max_kv_len = 1000;
     p.balanced_blocks = 4;
     testing::expect_invalid_argument(decode_attention(p, nullptr), "whole_sequences");
+    // Two blocks an SM is a kind of whole-sequence launch, nothing without one.
+    p = ok;
+    p.whole_two_per_sm = true;
+    testing::expect_invalid_argument(decode_attention(p, nullptr), "whole_two_per_sm");
     p = ok;
     p.num_seqs = 0;
     EXPECT_TRUE(decode_attention(p, nullptr).ok());

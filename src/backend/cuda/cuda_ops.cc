@@ -486,7 +486,10 @@ void CudaOps::attention(const ConstTensorView& q, const PagedKvRead& kv, const A
         const Timed timed(*this, "decode_attention");
         const int32_t partition = decode_partition_size(num_seqs, max_kv_len);
         const auto num_sms = static_cast<int32_t>(gemv_device_.num_sms);
-        const bool whole = decode_whole_sequences(num_seqs, max_kv_len, args.num_kv_heads, num_sms);
+        const bool two_per_sm =
+            decode_whole_two_per_sm(num_seqs, max_kv_len, args.num_kv_heads, num_sms);
+        const bool whole =
+            two_per_sm || decode_whole_one_wave(num_seqs, max_kv_len, args.num_kv_heads, num_sms);
         const int32_t balanced =
             whole ? 0 : decode_balanced_blocks(num_seqs, max_kv_len, args.num_kv_heads, num_sms);
         float* workspace = decode_workspace(
@@ -515,6 +518,7 @@ void CudaOps::attention(const ConstTensorView& q, const PagedKvRead& kv, const A
                                .partition = partition,
                                .balanced_blocks = balanced,
                                .whole_sequences = whole,
+                               .whole_two_per_sm = two_per_sm,
                                .scale = args.scale},
                               stream_.get()));
         return;

@@ -185,6 +185,9 @@ Status check_params(const DecodeAttentionParams& p) {
     if (p.max_kv_len < 0) {
         return invalid_argument("decode_attention: max_kv_len " + std::to_string(p.max_kv_len));
     }
+    if (p.whole_two_per_sm && !p.whole_sequences) {
+        return invalid_argument("decode_attention: whole_two_per_sm without whole_sequences");
+    }
     if (p.whole_sequences) {
         if (p.balanced_blocks != 0) {
             return invalid_argument("decode_attention: whole_sequences with balanced_blocks " +

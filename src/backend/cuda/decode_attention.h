@@ -17,8 +17,9 @@
 // Large launches split the other way (balanced_blocks > 0, decode_balance.h): each KV head's keys
 // of the whole batch in equal ranges, one block each, which may span sequences; a second kernel
 // merges every sequence's partials, or, in launches of many sequences, the last of a sequence's
-// blocks to finish. Launches whose (sequence, KV head) pairs fill the SMs once split nothing
-// (whole_sequences, decode_whole_rule.h): one block of 8 warps per pair, no merge.
+// blocks to finish. Launches whose (sequence, KV head) pairs fill the SMs once, or twice over
+// in one or two waves, split nothing (whole_sequences, decode_whole_rule.h): one block per pair
+// (8 warps, one an SM; or 4 warps, two an SM), no merge.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -85,9 +86,13 @@ struct DecodeAttentionParams {
     // partitions. The workspace is decode_balanced_workspace_floats then.
     int32_t balanced_blocks = 0;
     // One block per (sequence, KV head) over the whole sequence (decode_whole_rule.h), which then
-    // replaces the partitions and needs no workspace: decode_whole_sequences(...), or any launch
+    // replaces the partitions and needs no workspace: decode_whole_one_wave(...) or
+    // decode_whole_two_per_sm(...) (then with whole_two_per_sm), or any launch
     // with max_kv_len <= kDecodeWholeMaxLen (tests try them). Not with balanced_blocks.
     bool whole_sequences = false;
+    // With whole_sequences: blocks of kDecodeWholeTwoPerSmWarps warps, two an SM
+    // (decode_whole_two_per_sm), instead of kDecodeWholeWarps, one an SM. Not without it.
+    bool whole_two_per_sm = false;
     float scale = 1.0f;  // usually 1 / sqrt(head_dim)
 };
 

@@ -1,10 +1,11 @@
-// Decode attention over whole sequences (decode_whole_rule.h): one block of kDecodeWholeWarps
-// warps per (KV head, sequence), every query head of the group. The block copies the sequence's
-// block-table entries up to max_kv_len to shared memory (one load each, whatever the sequence's
-// length, so that they overlap the length's load), then each warp streams tiles w, w + 8, ... of
-// the sequence through its 3-stage cp.async ring as the split's blocks do (decode_pass.cuh), its
-// first tiles while the previous kernel ends where they hold no key of this step, and the block
-// merges its warps by log-sum-exp into the output rows.
+// Decode attention over whole sequences (decode_whole_rule.h): one block per (KV head, sequence),
+// every query head of the group; kDecodeWholeWarps warps a block, one block an SM, or
+// kDecodeWholeTwoPerSmWarps warps a block, two an SM (p.whole_two_per_sm). The block copies the
+// sequence's block-table entries up to max_kv_len to shared memory (one load each, whatever the
+// sequence's length, so that they overlap the length's load), then each warp streams tiles w,
+// w + kWarps, ... of the sequence through its 3-stage cp.async ring as the split's blocks do
+// (decode_pass.cuh), its first tiles while the previous kernel ends where they hold no key of
+// this step, and the block merges its warps by log-sum-exp into the output rows.
 #include <string>
 
 #include "backend/cuda/cuda_status.h"
@@ -15,26 +16,29 @@
 namespace se::cuda::decode {
 namespace {
 
-constexpr int kWholeThreads = kDecodeWholeWarps * 32;
-constexpr int kWholeTablePerThread = kDecodeWholeMaxTableEntries / kWholeThreads;
-static_assert(kDecodeWholeMaxTableEntries % kWholeThreads == 0, "threads copy entries evenly");
-
-template <int kHeadDim>
+template <int kHeadDim, int kBlockWarps>
 constexpr int whole_smem_bytes() {
-    return kDecodeWholeWarps * Tile<kHeadDim>::kWarpBytes + kDecodeWholeMaxTableEntries * 4;
+    return kBlockWarps * Tile<kHeadDim>::kWarpBytes + kDecodeWholeMaxTableEntries * 4;
 }
 
-template <int kHeadDim>
-__global__ void __launch_bounds__(kWholeThreads, 1) decode_whole_kernel(DecodeAttentionParams p) {
+// Two blocks of the smaller kind share an SM's 227 KB of shared memory (1 KB reserved each).
+static_assert(2 * (whole_smem_bytes<128, kDecodeWholeTwoPerSmWarps>() + 1024) <= 227 * 1024,
+              "two blocks of four warps fit an SM");
+
+template <int kHeadDim, int kBlockWarps>
+__global__ void __launch_bounds__(kBlockWarps * 32, kDecodeWholeWarps / kBlockWarps)
+    decode_whole_kernel(DecodeAttentionParams p) {
+    constexpr int kBlockThreads = kBlockWarps * 32;
+    constexpr int kTablePerThread = kDecodeWholeMaxTableEntries / kBlockThreads;
+    static_assert(kDecodeWholeMaxTableEntries % kBlockThreads == 0, "threads copy entries evenly");
     extern __shared__ __align__(128) uint8_t smem[];
-    auto* s_table =
-        reinterpret_cast<int32_t*>(smem + kDecodeWholeWarps * Tile<kHeadDim>::kWarpBytes);
+    auto* s_table = reinterpret_cast<int32_t*>(smem + kBlockWarps * Tile<kHeadDim>::kWarpBytes);
     const int32_t kv_head = blockIdx.x;
     const int32_t seq = blockIdx.y;
     const int32_t group = p.num_heads / p.num_kv_heads;
     // Lengths and tables come from the host's copy, which no kernel writes (pdl.cuh).
     const DecodePartitionBlocks blocks = run_blocks(0, p.max_kv_len, p.block_size);
-    copy_table<kWholeTablePerThread, kWholeThreads>(p, seq, blocks, s_table);
+    copy_table<kTablePerThread, kBlockThreads>(p, seq, blocks, s_table);
     const int32_t kv_len = min(max(p.kv_lens[seq], 0), p.max_kv_len);
     if (kv_len == 0) {
         pdl_wait();  // the kernels before may still read the rows
@@ -45,27 +49,35 @@ __global__ void __launch_bounds__(kWholeThreads, 1) decode_whole_kernel(DecodeAt
     // The tiles copied before the wait (each warp's first kStages - 1) hold only keys of earlier
     // steps, which no kernel of this step writes, unless the sequence's newest key (the one this
     // step wrote) is among them (decode_attention.cu says why the rest is safe).
-    const bool early = kv_len > (kStages - 1) * kDecodeWholeWarps * kTileKeys;
-    attend_run<kHeadDim, kDecodeWholeWarps>(p, smem, src, seq, group, early, /*wait=*/true);
-    store_run<kHeadDim, kDecodeWholeWarps>(p, smem, group, seq, kv_head, nullptr);
+    const bool early = kv_len > (kStages - 1) * kBlockWarps * kTileKeys;
+    attend_run<kHeadDim, kBlockWarps>(p, smem, src, seq, group, early, /*wait=*/true);
+    store_run<kHeadDim, kBlockWarps>(p, smem, group, seq, kv_head, nullptr);
     // The next kernel may launch once every block is here (decode_attention.cu says why).
     pdl_launch_dependents();
 }
 
-template <int kHeadDim>
+template <int kHeadDim, int kBlockWarps>
 Status launch(const DecodeAttentionParams& p, cudaStream_t stream) {
-    constexpr int kSmem = whole_smem_bytes<kHeadDim>();
-    SE_CUDA_RETURN_IF_ERROR(cudaFuncSetAttribute(
-        decode_whole_kernel<kHeadDim>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
-    return cuda_status(launch_pdl(decode_whole_kernel<kHeadDim>, dim3(p.num_kv_heads, p.num_seqs),
-                                  dim3(kWholeThreads), kSmem, stream, p),
+    constexpr int kSmem = whole_smem_bytes<kHeadDim, kBlockWarps>();
+    const auto kernel = decode_whole_kernel<kHeadDim, kBlockWarps>;
+    SE_CUDA_RETURN_IF_ERROR(
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
+    return cuda_status(launch_pdl(kernel, dim3(p.num_kv_heads, p.num_seqs), dim3(kBlockWarps * 32),
+                                  kSmem, stream, p),
                        "decode_attention (whole sequences)");
+}
+
+template <int kBlockWarps>
+Status launch_warps(const DecodeAttentionParams& p, cudaStream_t stream) {
+    return p.head_dim == 64 ? launch<64, kBlockWarps>(p, stream)
+                            : launch<128, kBlockWarps>(p, stream);
 }
 
 }  // namespace
 
 Status launch_whole(const DecodeAttentionParams& p, cudaStream_t stream) {
-    return p.head_dim == 64 ? launch<64>(p, stream) : launch<128>(p, stream);
+    return p.whole_two_per_sm ? launch_warps<kDecodeWholeTwoPerSmWarps>(p, stream)
+                              : launch_warps<kDecodeWholeWarps>(p, stream);
 }
 
 }  // namespace se::cuda::decode
