@@ -33,7 +33,6 @@
 #include <vector>
 
 #include "backend/cuda/device_buffer.h"
-#include "comma_list.h"
 #include "cuda_launch_timing.h"
 #include "cuda_read_bench.cuh"
 
@@ -156,19 +155,13 @@ Status run(const Shape& s, int sms) {
 }
 
 Expected<std::vector<Shape>> parse_shapes(const std::string& list) {
-    std::vector<Shape> shapes;
-    for (const std::string& item : bench::comma_list(list)) {
-        const auto [n, k] = read_bench::x_pair(item);
-        // Whole tiles and whole rounds of the widest variant (8 warps x 8 quads of 32).
-        if (n <= 0 || k <= 0 || n % kTileRows != 0 || k % (kWarps * 8 * 32) != 0 ||
-            n * k > (int64_t{1} << 31)) {
-            return invalid_argument("--shapes: '" + item +
-                                    "' is not NxK (n a multiple of 16, k of 2048, n * k at most "
-                                    "2^31)");
-        }
-        shapes.push_back({n, k});
-    }
-    return shapes;
+    // Whole tiles and whole rounds of the widest variant (8 warps x 8 quads of 32).
+    return read_bench::parse_pairs<Shape>(
+        list,
+        [](int64_t n, int64_t k) {
+            return n % kTileRows == 0 && k % (kWarps * 8 * 32) == 0 && n * k <= (int64_t{1} << 31);
+        },
+        "NxK (n a multiple of 16, k of 2048, n * k at most 2^31)");
 }
 
 }  // namespace

@@ -29,7 +29,6 @@
 #include "backend/cuda/decode_balance.h"
 #include "backend/cuda/decode_tile.cuh"
 #include "backend/cuda/device_buffer.h"
-#include "comma_list.h"
 #include "cuda_launch_timing.h"
 #include "cuda_read_bench.cuh"
 
@@ -187,18 +186,12 @@ Status run(const Shape& s, int sms) {
 }
 
 Expected<std::vector<Shape>> parse_shapes(const std::string& list) {
-    std::vector<Shape> shapes;
-    for (const std::string& item : bench::comma_list(list)) {
-        const auto [batch, context] = read_bench::x_pair(item);
-        if (batch <= 0 || context <= 0 || context % kBlockKeys != 0 ||
-            batch * context > (int64_t{1} << 24)) {
-            return invalid_argument("--shapes: '" + item +
-                                    "' is not BATCHxCONTEXT (context a multiple of 16, at most "
-                                    "2^24 keys in all)");
-        }
-        shapes.push_back({batch, context});
-    }
-    return shapes;
+    return read_bench::parse_pairs<Shape>(
+        list,
+        [](int64_t batch, int64_t context) {
+            return context % kBlockKeys == 0 && batch * context <= (int64_t{1} << 24);
+        },
+        "BATCHxCONTEXT (context a multiple of 16, at most 2^24 keys in all)");
 }
 
 }  // namespace

@@ -57,6 +57,22 @@ inline XPair x_pair(const std::string& item) {
     return {std::atoll(item.substr(0, x).c_str()), std::atoll(item.c_str() + x + 1)};
 }
 
+// --shapes "AxB,...": Shape{A, B} for each item, where valid(A, B); else kInvalidArgument naming
+// the item and `expected` (what an item must be).
+template <typename Shape, typename Valid>
+Expected<std::vector<Shape>> parse_pairs(const std::string& list, Valid valid,
+                                         const std::string& expected) {
+    std::vector<Shape> shapes;
+    for (const std::string& item : bench::comma_list(list)) {
+        const auto [a, b] = x_pair(item);
+        if (a <= 0 || b <= 0 || !valid(a, b)) {
+            return invalid_argument("--shapes: '" + item + "' is not " + expected);
+        }
+        shapes.push_back({a, b});
+    }
+    return shapes;
+}
+
 // A read benchmark's main: the shapes of --shapes (else `fallback`) through `parse` (a comma list
 // to Expected<std::vector<Shape>>), the table's header, then `run(shape, sms)` for each, a failure
 // named by `name(shape)`. Exit status 2 for bad arguments or no device, 1 for a run that failed.
