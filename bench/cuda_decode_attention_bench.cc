@@ -125,7 +125,7 @@ class ShapeRun {
     }
 
     // balanced_blocks > 0: the balanced split (partition unread); whole: one block per (sequence,
-    // KV head) (partition unread), of 8 warps one an SM or, two_per_sm, of 4 warps two an SM; rule:
+    // KV head) (partition unread), one an SM or, two_per_sm, two an SM; rule:
     // the engine's choice.
     Status time(int32_t partition, DecodeMerge merge, int32_t balanced_blocks, bool whole,
                 bool two_per_sm, bool rule, int iters) const {

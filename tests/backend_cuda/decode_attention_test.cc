@@ -131,7 +131,7 @@ struct Launch {
     DecodeMerge merge = DecodeMerge::kAuto;
     int32_t balanced_blocks = 0;  // > 0: the balanced split, with this many blocks per KV head
     bool whole = false;           // one block per (sequence, KV head), no workspace
-    bool two_per_sm = false;      // ... of 4 warps, two an SM (with whole)
+    bool two_per_sm = false;      // ... two blocks an SM, not one (with whole)
 };
 
 // The fixture on the device, and launches over any contiguous range of its sequences.
@@ -256,19 +256,26 @@ class DecodeAttentionTest : public ::testing::TestWithParam<DecodeParam> {
         check_whole(f, dev, want, scale, max_kv_len);
     }
 
-    // Whole sequences (decode_whole_rule.h), in blocks of 8 warps and of 4 (two an SM): one block
-    // per (sequence, KV head) near the reference; a graph step's looser bound and each sequence
-    // alone give the same bits (a block's work does not depend on either).
+    // Whole sequences (decode_whole_rule.h), one block an SM and two an SM: one block per
+    // (sequence, KV head) near the reference; a graph step's looser bound, each sequence alone
+    // and the other spacing give the same bits (a block's work depends on none of them).
     void check_whole(const DecodeFixture& f, DeviceFixture& dev, const std::vector<float>& want,
                      float scale, int32_t max_kv_len) {
+        std::vector<float> first;
         for (const bool two_per_sm : {false, true}) {
-            const std::string what = two_per_sm ? "whole sequences, two an SM" : "whole sequences";
+            const std::string what =
+                two_per_sm ? "whole sequences, two an SM" : "whole sequences, one an SM";
             const Launch whole{.count = f.num_seqs(),
                                .max_kv_len = max_kv_len,
                                .whole = true,
                                .two_per_sm = two_per_sm};
             const std::vector<float> got = dev.run(whole, scale);
             testing::expect_all_near(got, want, 2e-5f, testing::kBf16RelTol, what);
+            if (two_per_sm) {
+                testing::expect_all_equal(got, first, what + " vs one an SM");
+            } else {
+                first = got;
+            }
             Launch loose = whole;
             loose.max_kv_len = std::min(16 * max_kv_len + 300, kDecodeWholeMaxLen);
             testing::expect_all_equal(dev.run(loose, scale), got, what + ", looser bound");

@@ -19,7 +19,7 @@
 // merges every sequence's partials, or, in launches of many sequences, the last of a sequence's
 // blocks to finish. Launches whose (sequence, KV head) pairs fill the SMs once, or twice over
 // in one or two waves, split nothing (whole_sequences, decode_whole_rule.h): one block per pair
-// (8 warps, one an SM; or 4 warps, two an SM), no merge.
+// (4 warps, one an SM or two an SM), no merge.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -90,8 +90,8 @@ struct DecodeAttentionParams {
     // decode_whole_two_per_sm(...) (then with whole_two_per_sm), or any launch
     // with max_kv_len <= kDecodeWholeMaxLen (tests try them). Not with balanced_blocks.
     bool whole_sequences = false;
-    // With whole_sequences: blocks of kDecodeWholeTwoPerSmWarps warps, two an SM
-    // (decode_whole_two_per_sm), instead of kDecodeWholeWarps, one an SM. Not without it.
+    // With whole_sequences: two blocks an SM (decode_whole_two_per_sm), instead of one an SM
+    // (shared memory the block never uses keeps a second off its SM). Not without it.
     bool whole_two_per_sm = false;
     float scale = 1.0f;  // usually 1 / sqrt(head_dim)
 };

@@ -1,11 +1,12 @@
 // Decode attention over whole sequences (decode_whole_rule.h): one block per (KV head, sequence),
-// every query head of the group; kDecodeWholeWarps warps a block, one block an SM, or
-// kDecodeWholeTwoPerSmWarps warps a block, two an SM (p.whole_two_per_sm). The block copies the
-// sequence's block-table entries up to max_kv_len to shared memory (one load each, whatever the
-// sequence's length, so that they overlap the length's load), then each warp streams tiles w,
-// w + kWarps, ... of the sequence through its 3-stage cp.async ring as the split's blocks do
-// (decode_pass.cuh), its first tiles while the previous kernel ends where they hold no key of
-// this step, and the block merges its warps by log-sum-exp into the output rows.
+// every query head of the group; kDecodeWholeWarps warps a block, one block an SM, or two an SM
+// (p.whole_two_per_sm). The block copies the sequence's block-table entries up to max_kv_len to
+// shared memory (one load each, whatever the sequence's length, so that they overlap the
+// length's load), then each warp streams tiles w, w + kWarps, ... of the sequence through its
+// 3-stage cp.async ring as the split's blocks do (decode_pass.cuh), its first tiles while the
+// previous kernel ends where they hold no key of this step, and the block merges its warps by
+// log-sum-exp into the output rows. One an SM, a block asks for more shared memory than it uses
+// (kDecodeWholeOneAnSmSmem), so that no SM takes a second.
 #include <string>
 
 #include "backend/cuda/cuda_status.h"
@@ -16,18 +17,21 @@
 namespace se::cuda::decode {
 namespace {
 
-template <int kHeadDim, int kBlockWarps>
+// The shared memory a block uses: its warps' rings, then the sequence's table.
+template <int kHeadDim>
 constexpr int whole_smem_bytes() {
-    return kBlockWarps * Tile<kHeadDim>::kWarpBytes + kDecodeWholeMaxTableEntries * 4;
+    return kDecodeWholeWarps * Tile<kHeadDim>::kWarpBytes + kDecodeWholeMaxTableEntries * 4;
 }
 
-// Two blocks of the smaller kind share an SM's 227 KB of shared memory (1 KB reserved each).
-static_assert(2 * (whole_smem_bytes<128, kDecodeWholeTwoPerSmWarps>() + 1024) <= 227 * 1024,
-              "two blocks of four warps fit an SM");
+// Two blocks share an SM's 227 KB of shared memory (1 KB reserved each); one that asks for
+// kDecodeWholeOneAnSmSmem has its SM to itself.
+static_assert(2 * (whole_smem_bytes<128>() + 1024) <= 227 * 1024, "two blocks fit an SM");
+static_assert(whole_smem_bytes<128>() <= kDecodeWholeOneAnSmSmem, "a block fits its spacing");
 
-template <int kHeadDim, int kBlockWarps>
-__global__ void __launch_bounds__(kBlockWarps * 32, kDecodeWholeWarps / kBlockWarps)
+template <int kHeadDim>
+__global__ void __launch_bounds__(kDecodeWholeWarps * 32, 2)
     decode_whole_kernel(DecodeAttentionParams p) {
+    constexpr int kBlockWarps = kDecodeWholeWarps;
     constexpr int kBlockThreads = kBlockWarps * 32;
     constexpr int kTablePerThread = kDecodeWholeMaxTableEntries / kBlockThreads;
     static_assert(kDecodeWholeMaxTableEntries % kBlockThreads == 0, "threads copy entries evenly");
@@ -56,28 +60,21 @@ __global__ void __launch_bounds__(kBlockWarps * 32, kDecodeWholeWarps / kBlockWa
     pdl_launch_dependents();
 }
 
-template <int kHeadDim, int kBlockWarps>
+template <int kHeadDim>
 Status launch(const DecodeAttentionParams& p, cudaStream_t stream) {
-    constexpr int kSmem = whole_smem_bytes<kHeadDim, kBlockWarps>();
-    const auto kernel = decode_whole_kernel<kHeadDim, kBlockWarps>;
-    SE_CUDA_RETURN_IF_ERROR(
-        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
-    return cuda_status(launch_pdl(kernel, dim3(p.num_kv_heads, p.num_seqs), dim3(kBlockWarps * 32),
-                                  kSmem, stream, p),
+    const auto kernel = decode_whole_kernel<kHeadDim>;
+    SE_CUDA_RETURN_IF_ERROR(cudaFuncSetAttribute(
+        kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kDecodeWholeOneAnSmSmem));
+    const int smem = p.whole_two_per_sm ? whole_smem_bytes<kHeadDim>() : kDecodeWholeOneAnSmSmem;
+    return cuda_status(launch_pdl(kernel, dim3(p.num_kv_heads, p.num_seqs),
+                                  dim3(kDecodeWholeWarps * 32), smem, stream, p),
                        "decode_attention (whole sequences)");
-}
-
-template <int kBlockWarps>
-Status launch_warps(const DecodeAttentionParams& p, cudaStream_t stream) {
-    return p.head_dim == 64 ? launch<64, kBlockWarps>(p, stream)
-                            : launch<128, kBlockWarps>(p, stream);
 }
 
 }  // namespace
 
 Status launch_whole(const DecodeAttentionParams& p, cudaStream_t stream) {
-    return p.whole_two_per_sm ? launch_warps<kDecodeWholeTwoPerSmWarps>(p, stream)
-                              : launch_warps<kDecodeWholeWarps>(p, stream);
+    return p.head_dim == 64 ? launch<64>(p, stream) : launch<128>(p, stream);
 }
 
 }  // namespace se::cuda::decode
