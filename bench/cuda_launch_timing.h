@@ -34,8 +34,11 @@ Expected<double> mean_graph_launch_ms(int iters, Launch launch) {
     SE_ASSIGN_OR_RETURN(CudaEvent start, CudaEvent::create(EventKind::kTiming));
     SE_ASSIGN_OR_RETURN(CudaEvent end, CudaEvent::create(EventKind::kTiming));
     SE_RETURN_IF_ERROR(CudaGraphExec::begin_capture(stream.get()));
-    Status captured;
-    for (int i = 0; i < iters && captured.ok(); ++i) captured = launch(stream.get());
+    // The capture must end whatever a launch returned; its status after that.
+    const Status captured = [&]() -> Status {
+        for (int i = 0; i < iters; ++i) SE_RETURN_IF_ERROR(launch(stream.get()));
+        return Status();
+    }();
     SE_ASSIGN_OR_RETURN(const CudaGraphExec graph, CudaGraphExec::end_capture(stream.get()));
     SE_RETURN_IF_ERROR(captured);
     SE_RETURN_IF_ERROR(graph.launch(stream.get()));
