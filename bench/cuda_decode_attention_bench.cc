@@ -81,6 +81,29 @@ const char* merge_name(DecodeMerge merge) {
     return "?";
 }
 
+// How one timed launch splits the keys (DecodeAttentionParams' fields of the same names).
+struct Split {
+    int32_t partition = 0;
+    DecodeMerge merge = DecodeMerge::kAuto;
+    int32_t balanced_blocks = 0;  // > 0: the balanced split (partition unread)
+    bool whole = false;           // one block per (sequence, KV head) (partition unread), one an
+    bool two_per_sm = false;      // SM or, two_per_sm, two an SM
+
+    bool partitioned() const { return balanced_blocks == 0 && !whole; }
+};
+
+// What the engine runs for a shape (cuda_ops.cc's order of the rules): whole sequences, the
+// balanced split, or the rule's partition and the merge kAuto picks.
+Split rule_split(const Shape& s, int32_t sms) {
+    Split split{.partition = decode_partition_size(s.batch, s.context)};
+    split.two_per_sm = decode_whole_two_per_sm(s.batch, s.context, kKvHeads, sms);
+    split.whole = split.two_per_sm || decode_whole_one_wave(s.batch, s.context, kKvHeads, sms);
+    if (!split.whole) {
+        split.balanced_blocks = decode_balanced_blocks(s.batch, s.context, kKvHeads, sms);
+    }
+    return split;
+}
+
 // One shape's inputs on the device, timed under any partition size and merge.
 class ShapeRun {
   public:
@@ -124,11 +147,8 @@ class ShapeRun {
         return int64_t{shape_.batch} * shape_.context * kKvHeads * kHeadDim * 2;
     }
 
-    // balanced_blocks > 0: the balanced split (partition unread); whole: one block per (sequence,
-    // KV head) (partition unread), one an SM or, two_per_sm, two an SM; rule:
-    // the engine's choice.
-    Status time(int32_t partition, DecodeMerge merge, int32_t balanced_blocks, bool whole,
-                bool two_per_sm, bool rule, int iters) const {
+    // One launch of `split`; rule: the engine's choice.
+    Status time(const Split& split, bool rule, int iters) const {
         const DecodeAttentionParams p{.q = q_.as<bf16>(),
                                       .k_blocks = k_.as<bf16>(),
                                       .v_blocks = v_.as<bf16>(),
@@ -145,11 +165,11 @@ class ShapeRun {
                                       .num_kv_heads = kKvHeads,
                                       .head_dim = kHeadDim,
                                       .block_size = kBlock,
-                                      .partition = partition,
-                                      .merge = merge,
-                                      .balanced_blocks = balanced_blocks,
-                                      .whole_sequences = whole,
-                                      .whole_two_per_sm = two_per_sm,
+                                      .partition = split.partition,
+                                      .merge = split.merge,
+                                      .balanced_blocks = split.balanced_blocks,
+                                      .whole_sequences = split.whole,
+                                      .whole_two_per_sm = split.two_per_sm,
                                       .scale = 0.08838834764831845f};
         auto launch = [&](cudaStream_t stream) { return decode_attention(p, stream); };
         SE_ASSIGN_OR_RETURN(const double ms, mean_launch_ms(kWarmup, iters, launch));
@@ -162,9 +182,10 @@ class ShapeRun {
             "\"merge\": \"{}\", "
             "\"merged_by\": \"{}\", \"rule\": {}, \"ms\": {:.4f}, \"graph_ms\": {:.4f}, "
             "\"kv_tb_per_s\": {:.3f}}}\n",
-            shape_.batch, shape_.context, balanced_blocks > 0 || whole ? 0 : partition,
-            balanced_blocks, whole, two_per_sm, merge_name(merge),
-            whole ? "none" : merge_name(decode_attention_merge(p)), rule, ms, graph_ms, tb_per_s);
+            shape_.batch, shape_.context, split.partitioned() ? split.partition : 0,
+            split.balanced_blocks, split.whole, split.two_per_sm, merge_name(split.merge),
+            split.whole ? "none" : merge_name(decode_attention_merge(p)), rule, ms, graph_ms,
+            tb_per_s);
         return Status();
     }
 
@@ -176,32 +197,30 @@ class ShapeRun {
 Status run(const Shape& s, int iters, bool sweep) {
     SE_ASSIGN_OR_RETURN(const ShapeRun r, ShapeRun::create(s));
     SE_ASSIGN_OR_RETURN(const int32_t sms, device_sms());
-    const bool two_per_sm = decode_whole_two_per_sm(s.batch, s.context, kKvHeads, sms);
-    const bool whole = two_per_sm || decode_whole_one_wave(s.batch, s.context, kKvHeads, sms);
-    const int32_t balanced = whole ? 0 : decode_balanced_blocks(s.batch, s.context, kKvHeads, sms);
-    // What the engine runs: whole sequences, the balanced rule's blocks, or the rule's partition
-    // and the merge kAuto picks.
     const int32_t partition = decode_partition_size(s.batch, s.context);
-    SE_RETURN_IF_ERROR(
-        r.time(partition, DecodeMerge::kAuto, balanced, whole, two_per_sm, true, iters));
+    const Split rule = rule_split(s, sms);
+    SE_RETURN_IF_ERROR(r.time(rule, true, iters));
     if (!sweep) return Status();
     if (s.context <= kDecodeWholeMaxLen) {  // the kinds of whole sequences the rule did not take
         for (const bool two : {false, true}) {
-            if (whole && two == two_per_sm) continue;
-            SE_RETURN_IF_ERROR(r.time(partition, DecodeMerge::kAuto, 0, true, two, false, iters));
+            if (rule.whole && two == rule.two_per_sm) continue;
+            SE_RETURN_IF_ERROR(
+                r.time({.partition = partition, .whole = true, .two_per_sm = two}, false, iters));
         }
     }
     for (int32_t size = kDecodeMinPartition; size <= kDecodeMaxPartition; size *= 2) {
         for (DecodeMerge merge : {DecodeMerge::kLastBlock, DecodeMerge::kSecondKernel}) {
-            SE_RETURN_IF_ERROR(r.time(size, merge, 0, false, false, false, iters));
+            SE_RETURN_IF_ERROR(r.time({.partition = size, .merge = merge}, false, iters));
         }
     }
     const int32_t wave = sms * kDecodeBlocksPerSm / kKvHeads;  // blocks a KV head in one wave
     for (int32_t blocks : {wave, 2 * wave, 4 * wave}) {
         if (blocks > kMaxSweepBlocks || !decode_balanced_fits(s.batch, s.context, blocks)) continue;
         for (DecodeMerge merge : {DecodeMerge::kAuto, DecodeMerge::kSecondKernel}) {
-            if (blocks == balanced && merge == DecodeMerge::kAuto) continue;  // the rule's line
-            SE_RETURN_IF_ERROR(r.time(partition, merge, blocks, false, false, false, iters));
+            // The rule's line ran first.
+            if (blocks == rule.balanced_blocks && merge == DecodeMerge::kAuto) continue;
+            SE_RETURN_IF_ERROR(r.time(
+                {.partition = partition, .merge = merge, .balanced_blocks = blocks}, false, iters));
         }
     }
     return Status();
