@@ -12,6 +12,7 @@
 
 #include "backend/backend_memory.h"
 #include "backend/kv_layout.h"
+#include "backend/rms_scale.h"
 #include "backend/sampling_rows.h"
 #include "backend/step_shape.h"
 #include "core/check.h"
@@ -97,10 +98,15 @@ class Ops : public BackendMemory {
     }
 
     // ys[i] = x · ws[i]^T for each i: the projections that read the same input (q, k, v; gate,
-    // up), which a backend may run as one kernel. Each ys[i] as in matmul.
-    virtual void project(const ConstTensorView& x, std::span<const ConstTensorView> ws,
-                         std::span<const TensorView> ys) {
+    // up), which a backend may run as one kernel. Each ys[i] as in matmul. x_scale: what
+    // matmul_add_rms_norm returned with x (x's rows still to be scaled), or empty; only a backend
+    // whose matmul_add_rms_norm returns a non-empty one takes a non-empty one (here and in
+    // project_silu_mul and project_rope_store).
+    virtual void project(const ConstTensorView& x, const RmsScale& x_scale,
+                         std::span<const ConstTensorView> ws, std::span<const TensorView> ys) {
         SE_CHECK(ws.size() == ys.size());
+        SE_CHECK(x_scale.empty(), "%s: project got a pending RMS scale",
+                 std::string(name()).c_str());
         for (size_t i = 0; i < ws.size(); ++i) matmul(x, ws[i], ys[i]);
     }
 
@@ -108,10 +114,11 @@ class Ops : public BackendMemory {
     // weights [c, in]. ys (gate, up) [n, c] are the two products' storage, which the default
     // fills (project, then silu_mul) and a backend that fuses the three may leave untouched; y
     // may alias ys[0] or ys[1].
-    virtual void project_silu_mul(const ConstTensorView& x, std::span<const ConstTensorView> ws,
+    virtual void project_silu_mul(const ConstTensorView& x, const RmsScale& x_scale,
+                                  std::span<const ConstTensorView> ws,
                                   std::span<const TensorView> ys, TensorView y) {
         SE_CHECK(ws.size() == 2 && ys.size() == 2);
-        project(x, ws, ys);
+        project(x, x_scale, ws, ys);
         silu_mul(ys[0], ys[1], y);
     }
 
@@ -133,6 +140,21 @@ class Ops : public BackendMemory {
                               const ConstTensorView& weight, float eps, TensorView y) {
         add(residual, x);
         rms_norm(residual, weight, eps, y);
+    }
+
+    // A row-parallel projection and the seam after it: residual f32 [n, c] += x act [n, in] · w^T
+    // (w [c, in]; the product rounded to act, as matmul stores it), then y act [n, c] =
+    // rms_norm(residual) with weight, as matmul into product (act [n, c], storage the default
+    // fills and a backend that fuses may leave untouched) and add_rms_norm would. A backend may
+    // instead leave y as residual ⊙ weight and return the rows' 1 / rms (rms_scale.h), which
+    // the caller must hand, with y, to the projection that reads y. Empty return: y is final.
+    // The returned view stays valid until the next call.
+    virtual RmsScale matmul_add_rms_norm(const ConstTensorView& x, const ConstTensorView& w,
+                                         TensorView product, TensorView residual,
+                                         const ConstTensorView& weight, float eps, TensorView y) {
+        matmul(x, w, product);
+        add_rms_norm(residual, product, weight, eps, y);
+        return {};
     }
 
     // y act [i, c] = rms_norm(x f32 [rows[i], c]) for each listed row of x (host indices): the
@@ -179,12 +201,13 @@ class Ops : public BackendMemory {
     // without norms (RoPE on q and k, the rotated k and v into the cache); one kernel where the
     // backend fuses them. ys[0] receives the rotated q; ys[1] and ys[2] (k, v) are storage that
     // the default fills and a backend that fuses may leave untouched.
-    virtual void project_rope_store(const ConstTensorView& x, std::span<const ConstTensorView> ws,
+    virtual void project_rope_store(const ConstTensorView& x, const RmsScale& x_scale,
+                                    std::span<const ConstTensorView> ws,
                                     std::span<const TensorView> ys,
                                     std::span<const int32_t> positions, const RopeArgs& args,
                                     const KvWrite& write, const PagedKvCache& cache) {
         SE_CHECK(ws.size() == 3 && ys.size() == 3);
-        project(x, ws, ys);
+        project(x, x_scale, ws, ys);
         qk_norm_rope_store(ys[0], ys[1], ys[2], positions, args, QkNorm{}, write, cache);
     }
 

@@ -142,6 +142,7 @@ void DecoderModel::forward(const ForwardBatch& batch, LayerAttention& attention,
         comm_->all_reduce(a.x, ReduceOp::kSum);
     }
     ops_.rms_norm(a.x, weights_.layers[0].input_norm, config_.rms_norm_eps, a.h);
+    a.h_scale = {};
     for (int32_t layer = 0; layer < config_.num_layers; ++layer) {
         attention_block(layer, batch, attention);
         mlp_block(layer);
@@ -160,14 +161,19 @@ void DecoderModel::attention_block(int32_t layer, const ForwardBatch& batch,
         // Nothing between the projections and RoPE: one op from the normed input to the cache.
         const ConstTensorView qkv_w[] = {w.q_proj, w.k_proj, w.v_proj};
         const TensorView qkv[] = {a.q, a.k, a.v};
-        ops_.project_rope_store(a.h, qkv_w, qkv, batch.positions, rope_args(), plain->write,
-                                *plain->cache);
+        ops_.project_rope_store(a.h, a.h_scale, qkv_w, qkv, batch.positions, rope_args(),
+                                plain->write, *plain->cache);
     } else {
         attention_input(layer, batch, attention, plain);
     }
     attention.attend(layer, a.q, a.attn);
+    if (w.o_bias.empty()) {
+        row_parallel_add_norm(a.attn, w.o_proj, w.post_norm);
+        return;
+    }
     const TensorView out = row_parallel(a.attn, w.o_proj, w.o_bias);
     ops_.add_rms_norm(a.x, out, w.post_norm, config_.rms_norm_eps, a.h);
+    a.h_scale = {};
 }
 
 void DecoderModel::attention_input(int32_t layer, const ForwardBatch& batch,
@@ -178,7 +184,7 @@ void DecoderModel::attention_input(int32_t layer, const ForwardBatch& batch,
     // a.h holds this layer's normed input (the previous layer's last add fused it).
     const ConstTensorView qkv_w[] = {w.q_proj, w.k_proj, w.v_proj};
     const TensorView qkv[] = {a.q, a.k, a.v};
-    ops_.project(a.h, qkv_w, qkv);
+    ops_.project(a.h, a.h_scale, qkv_w, qkv);
     if (config_.attention_bias) {
         ops_.add_bias(a.q, w.q_bias);
         ops_.add_bias(a.k, w.k_bias);
@@ -205,14 +211,12 @@ void DecoderModel::mlp_block(int32_t layer) {
     Activations& a = act_;
     const ConstTensorView gate_up_w[] = {w.gate_proj, w.up_proj};
     const TensorView gate_up[] = {a.gate, a.up};
-    ops_.project_silu_mul(a.h, gate_up_w, gate_up, a.gate);
-    const TensorView out = row_parallel(a.gate, w.down_proj, ConstTensorView{});
+    ops_.project_silu_mul(a.h, a.h_scale, gate_up_w, gate_up, a.gate);
     if (layer + 1 < config_.num_layers) {
-        ops_.add_rms_norm(a.x, out, weights_.layers[layer + 1].input_norm, config_.rms_norm_eps,
-                          a.h);
-    } else {
-        ops_.add(a.x, out);
+        row_parallel_add_norm(a.gate, w.down_proj, weights_.layers[layer + 1].input_norm);
+        return;
     }
+    ops_.add(a.x, row_parallel(a.gate, w.down_proj, ConstTensorView{}));
 }
 
 TensorView DecoderModel::row_parallel(const ConstTensorView& x, const ConstTensorView& w,
@@ -223,6 +227,18 @@ TensorView DecoderModel::row_parallel(const ConstTensorView& x, const ConstTenso
     if (!bias.empty() && shard_.rank == 0) ops_.add_bias(out, bias);
     if (comm_ != nullptr) comm_->all_reduce(out, ReduceOp::kSum);
     return out;
+}
+
+void DecoderModel::row_parallel_add_norm(const ConstTensorView& x, const ConstTensorView& w,
+                                         const ConstTensorView& norm_weight) {
+    Activations& a = act_;
+    if (comm_ != nullptr) {  // the norm needs the group's sum
+        const TensorView out = row_parallel(x, w, ConstTensorView{});
+        ops_.add_rms_norm(a.x, out, norm_weight, config_.rms_norm_eps, a.h);
+        a.h_scale = {};
+        return;
+    }
+    a.h_scale = ops_.matmul_add_rms_norm(x, w, a.proj, a.x, norm_weight, config_.rms_norm_eps, a.h);
 }
 
 void DecoderModel::lm_head(const ForwardBatch& batch, TensorView logits) {

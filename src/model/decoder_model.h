@@ -54,6 +54,9 @@ class DecoderModel {
         int64_t capacity = 0;
         BackendBuffer buffer;
         TensorView x, h, q, k, v, attn, proj, gate, up;
+        // h's rows still to be scaled by 1 / rms, where the op that wrote h left that to the
+        // projection that reads it (Ops::matmul_add_rms_norm); empty: h is final.
+        RmsScale h_scale;
         // Tensor parallelism where act is not F32: the row-parallel projections' partial
         // products, all-reduced in F32 and rounded to act once (as one rank's matmul rounds).
         TensorView proj_sum;
@@ -77,6 +80,11 @@ class DecoderModel {
     // `bias` (o's, may be empty) is added once.
     TensorView row_parallel(const ConstTensorView& x, const ConstTensorView& w,
                             const ConstTensorView& bias);
+    // residual (act.x) += x · w^T of a row-parallel projection without a bias, then act.h =
+    // rms_norm(act.x) with norm_weight (act.h_scale set to what is left of it): one op on one
+    // rank, row_parallel and add_rms_norm across a group.
+    void row_parallel_add_norm(const ConstTensorView& x, const ConstTensorView& w,
+                               const ConstTensorView& norm_weight);
 
     ModelShard shard_;
     const ModelConfig& config_;  // shard_.local: the dimensions this rank computes

@@ -6,6 +6,9 @@
 // the rotation is the same function (rope_pair.cuh). The unfused path is checked against f64 and
 // HF-style references by gemv_test.cc and qk_norm_rope_test.cc.
 //
+// At one row both paths also run with x's 1 / rms pending (GemvRowScale): the fused launch must
+// scale every sum before its rounding exactly as kStore does.
+//
 // Compared: q's whole output buffer (rows past m and columns past n are a poisoned canary), both
 // whole caches (they start as random bf16 values: only the rows' slots change, and slots outside
 // the cache, -1 and num_slots, write nothing), and the k and v storage, which the fused launch
@@ -94,14 +97,16 @@ struct Outputs {
     DeviceBuffer q, k, v, k_cache, v_cache;
 };
 
-GemvParams projections(const Problem& p, Outputs& out, GemvEpilogue epilogue) {
+GemvParams projections(const Problem& p, Outputs& out, GemvEpilogue epilogue,
+                       const GemvRowScale& scale) {
     GemvParams g{.x = p.x.as<bf16>(),
                  .ldx = p.shape.hidden,
                  .m = p.m,
                  .k = p.shape.hidden,
                  .segments = {},
                  .num_segments = 3,
-                 .epilogue = epilogue};
+                 .epilogue = epilogue,
+                 .x_scale = scale};
     g.segments[0] = {.w = p.wq.as<bf16>(), .y = out.q.data(), .n = p.q_width(), .ldy = p.ldq()};
     g.segments[1] = {
         .w = p.wk.as<bf16>(), .y = out.k.data(), .n = p.kv_width(), .ldy = p.kv_width()};
@@ -110,8 +115,8 @@ GemvParams projections(const Problem& p, Outputs& out, GemvEpilogue epilogue) {
     return g;
 }
 
-void run_unfused(const Problem& p, Outputs& out) {
-    must_ok(gemv(projections(p, out, GemvEpilogue::kStore), nullptr));
+void run_unfused(const Problem& p, Outputs& out, const GemvRowScale& scale) {
+    must_ok(gemv(projections(p, out, GemvEpilogue::kStore, scale), nullptr));
     must_ok(qk_norm_rope({.q = out.q.as<bf16>(),
                           .k = out.k.as<bf16>(),
                           .positions = p.positions.as<int32_t>(),
@@ -145,8 +150,9 @@ GemvRopeStore rope_of(const Problem& p, Outputs& out) {
 }
 
 // device: spaced over the SMs as CudaOps launches it (see expect_fused_equals_unfused), or not.
-void run_fused(const Problem& p, Outputs& out, const GemvDevice* device) {
-    GemvParams g = projections(p, out, GemvEpilogue::kRopeStore);
+void run_fused(const Problem& p, Outputs& out, const GemvDevice* device,
+               const GemvRowScale& scale) {
+    GemvParams g = projections(p, out, GemvEpilogue::kRopeStore, scale);
     g.rope = rope_of(p, out);
     g.device = device;
     must_ok(gemv(g, nullptr));
@@ -160,12 +166,14 @@ void expect_poisoned(const DeviceBuffer& buf, size_t count, const std::string& w
 }
 
 // device: the fused launch spaced over the SMs as CudaOps launches it (at most 8 rows and few
-// tiles: SmolLM2's q|k|v and gate|up at batch 1), or not (nullptr).
-void expect_fused_equals_unfused(const Problem& p, const GemvDevice* device) {
+// tiles: SmolLM2's q|k|v and gate|up at batch 1), or not (nullptr). scale: x's pending 1 / rms
+// (m = 1), or none.
+void expect_fused_equals_unfused(const Problem& p, const GemvDevice* device,
+                                 const GemvRowScale& scale) {
     Outputs want(p);
-    run_unfused(p, want);
+    run_unfused(p, want, scale);
     Outputs got(p);
-    run_fused(p, got, device);
+    run_fused(p, got, device, scale);
     testing::expect_same_bf16_bits(got.q, want.q, p.q_elems(), p.ldq(), "q");
     testing::expect_same_bf16_bits(got.k_cache, want.k_cache, p.cache_elems(), p.kv_width(),
                                    "k cache");
@@ -201,7 +209,13 @@ TEST(GemvRopeStore, SameBitsAsGemvThenRopeAndStore) {
                              "/" + std::to_string(s.kv_heads) + ", head_dim " +
                              std::to_string(s.head_dim) + ", k " + std::to_string(s.hidden) +
                              (d ? ", spaced" : ""));
-                expect_fused_equals_unfused(Problem(m, s), d);
+                const Problem p(m, s);
+                expect_fused_equals_unfused(p, d, {});
+                if (m != 1) continue;
+                SCOPED_TRACE("x's 1 / rms pending");
+                const DeviceBuffer sums = upload(
+                    testing::random_floats((s.hidden + 15) / 16, 8200 + s.hidden, 0.0f, 64.0f));
+                expect_fused_equals_unfused(p, d, {.sq_sums = sums.as<float>(), .eps = 1e-5f});
             }
         }
     }

@@ -8,6 +8,9 @@
 //
 // Outputs are poisoned (0xff bytes): y outside [m, n) and the up storage, which the fused launch
 // never writes, must keep the poison's bits.
+//
+// At one row both paths also run with x's 1 / rms pending (GemvRowScale): the fused launch must
+// scale gate and up before their rounding exactly as kStore scales its outputs.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -43,14 +46,16 @@ GatedProblem make_problem(int32_t m, int64_t n, int64_t k, int64_t ldy) {
             upload_bf16(testing::random_bf16_values(n * k, seed + 2, -0.5f, 0.5f))};
 }
 
-GemvParams params_of(const GatedProblem& p, void* gate_y, void* up_y, GemvEpilogue epilogue) {
+GemvParams params_of(const GatedProblem& p, void* gate_y, void* up_y, GemvEpilogue epilogue,
+                     const GemvRowScale& scale) {
     GemvParams g{.x = p.x.as<bf16>(),
                  .ldx = p.k,
                  .m = p.m,
                  .k = p.k,
                  .segments = {},
                  .num_segments = 2,
-                 .epilogue = epilogue};
+                 .epilogue = epilogue,
+                 .x_scale = scale};
     g.segments[0] = {.w = p.gate.as<bf16>(), .y = gate_y, .n = p.n, .ldy = p.ldy};
     g.segments[1] = {.w = p.up.as<bf16>(), .y = up_y, .n = p.n, .ldy = p.ldy};
     return g;
@@ -63,11 +68,14 @@ size_t y_bytes(const GatedProblem& p) {
 
 // device: the fused launch spaced over the SMs as CudaOps launches it (at most 8 rows and few
 // tiles: SmolLM2's q|k|v and gate|up at batch 1), or not (nullptr).
-void expect_fused_equals_unfused(const GatedProblem& p, const GemvDevice* device) {
+// scale: x's pending 1 / rms (m = 1), or none.
+void expect_fused_equals_unfused(const GatedProblem& p, const GemvDevice* device,
+                                 const GemvRowScale& scale) {
     const DeviceBuffer gate_y = poisoned(y_bytes(p));
     const DeviceBuffer up_y = poisoned(y_bytes(p));
     const DeviceBuffer want = poisoned(y_bytes(p));
-    testing::must_ok(gemv(params_of(p, gate_y.data(), up_y.data(), GemvEpilogue::kStore), nullptr));
+    testing::must_ok(
+        gemv(params_of(p, gate_y.data(), up_y.data(), GemvEpilogue::kStore, scale), nullptr));
     testing::must_ok(silu_mul({.gate = gate_y.as<bf16>(),
                                .up = up_y.as<bf16>(),
                                .out = want.as<bf16>(),
@@ -78,7 +86,7 @@ void expect_fused_equals_unfused(const GatedProblem& p, const GemvDevice* device
 
     const DeviceBuffer got = poisoned(y_bytes(p));
     const DeviceBuffer untouched = poisoned(y_bytes(p));
-    GemvParams fused = params_of(p, got.data(), untouched.data(), GemvEpilogue::kSiluMul);
+    GemvParams fused = params_of(p, got.data(), untouched.data(), GemvEpilogue::kSiluMul, scale);
     fused.device = device;
     testing::must_ok(gemv(fused, nullptr));
 
@@ -120,7 +128,13 @@ TEST(GemvSiluMul, SameBitsAsGemvThenSiluMul) {
             for (const GemvDevice* d : {static_cast<const GemvDevice*>(nullptr), &device}) {
                 SCOPED_TRACE("m " + std::to_string(m) + ", n " + std::to_string(c.n) + ", k " +
                              std::to_string(c.k) + (d ? ", spaced" : ""));
-                expect_fused_equals_unfused(make_problem(m, c.n, c.k, c.ldy), d);
+                const GatedProblem p = make_problem(m, c.n, c.k, c.ldy);
+                expect_fused_equals_unfused(p, d, {});
+                if (m != 1) continue;
+                SCOPED_TRACE("x's 1 / rms pending");
+                const DeviceBuffer sums = testing::upload(
+                    testing::random_floats((c.k + 15) / 16, 8100 + c.k, 0.0f, 64.0f));
+                expect_fused_equals_unfused(p, d, {.sq_sums = sums.as<float>(), .eps = 1e-5f});
             }
         }
     }

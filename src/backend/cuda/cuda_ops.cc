@@ -51,6 +51,9 @@ Expected<std::unique_ptr<CudaOps>> CudaOps::create(const CudaOpsOptions& options
     std::unique_ptr<CudaOps> ops(
         new CudaOps(options, std::move(stream), std::move(gemm), std::move(staging)));
     SE_ASSIGN_OR_RETURN(ops->gemv_device_, gemv_device());
+    constexpr size_t kNormSqSumsCapacity = 16384;
+    SE_ASSIGN_OR_RETURN(ops->norm_sq_sums_,
+                        DeviceBuffer::allocate(kNormSqSumsCapacity * sizeof(float)));
     // The decode workspace of the largest step, so that no decode step allocates, and decode
     // attention's merge counters for as many (sequence, KV head) pairs (num_heads bounds the KV
     // heads), zeroed here once: every launch leaves them zero (decode_attention.h).
@@ -187,91 +190,6 @@ Status CudaOps::prepare_matmul(const ConstTensorView& w, DType y_dtype, int64_t 
     // Batches of up to kGemvMaxRows rows never reach cuBLASLt; larger decode batches get the
     // fastest measured algorithm.
     return gemm_.tune(shape, bf16_data(w, "matmul weight"), max_m, stream_.get());
-}
-
-void CudaOps::matmul(const ConstTensorView& x, const ConstTensorView& w, TensorView y) {
-    run_projections(y.dtype == DType::kF32 ? "lm_head" : "matmul", x, {&w, 1}, {&y, 1});
-}
-
-void CudaOps::project(const ConstTensorView& x, std::span<const ConstTensorView> ws,
-                      std::span<const TensorView> ys) {
-    run_projections("matmul", x, ws, ys);
-}
-
-void CudaOps::run_projections(const char* op, const ConstTensorView& x,
-                              std::span<const ConstTensorView> ws, std::span<const TensorView> ys) {
-    const Timed timed(*this, op);
-    SE_CHECK(ws.size() == ys.size());
-    for (size_t i = 0; i < ws.size(); ++i) {
-        const ConstTensorView& w = ws[i];
-        const TensorView& y = ys[i];
-        SE_CHECK(x.cols == w.cols && y.cols == w.rows && y.rows == x.rows,
-                 "matmul: x [%ld, %ld] w [%ld, %ld] y [%ld, %ld]", x.rows, x.cols, w.rows, w.cols,
-                 y.rows, y.cols);
-        SE_CHECK(y.dtype == DType::kBF16 || y.dtype == DType::kF32);
-    }
-    if (x.rows == 0 || replaying()) return;
-    // A decode step's few rows: the weights stream once, every projection of x in one launch.
-    if (x.rows <= kGemvMaxRows && ws.size() <= static_cast<size_t>(kGemvMaxSegments)) {
-        run_gemv(x, ws, ys, GemvEpilogue::kStore);
-        return;
-    }
-    for (size_t i = 0; i < ws.size(); ++i) {
-        must(gemm_.run({.a = bf16_data(x, "matmul input"),
-                        .w = bf16_data(ws[i], "matmul weight"),
-                        .d = ys[i].data,
-                        .m = x.rows,
-                        .shape = {.n = ws[i].rows,
-                                  .k = ws[i].cols,
-                                  .lda = x.cols,
-                                  .ldd = ys[i].cols,
-                                  .d_dtype = ys[i].dtype,
-                                  .beta = 0.0f}},
-                       stream_.get()));
-    }
-}
-
-void CudaOps::run_gemv(const ConstTensorView& x, std::span<const ConstTensorView> ws,
-                       std::span<const TensorView> ys, GemvEpilogue epilogue) {
-    must(gemv(gemv_params(x, ws, ys, epilogue), stream_.get()));
-}
-
-GemvParams CudaOps::gemv_params(const ConstTensorView& x, std::span<const ConstTensorView> ws,
-                                std::span<const TensorView> ys, GemvEpilogue epilogue) const {
-    GemvParams p{.x = bf16_data(x, "matmul input"),
-                 .ldx = x.cols,
-                 .m = static_cast<int32_t>(x.rows),
-                 .k = x.cols,
-                 .segments = {},
-                 .num_segments = static_cast<int32_t>(ws.size()),
-                 .epilogue = epilogue,
-                 .device = &gemv_device_};
-    for (size_t i = 0; i < ws.size(); ++i) {
-        p.segments[i] = {.w = bf16_data(ws[i], "matmul weight"),
-                         .y = ys[i].data,
-                         .n = ws[i].rows,
-                         .ldy = ys[i].cols,
-                         .y_dtype = ys[i].dtype};
-    }
-    return p;
-}
-
-void CudaOps::project_silu_mul(const ConstTensorView& x, std::span<const ConstTensorView> ws,
-                               std::span<const TensorView> ys, TensorView y) {
-    SE_CHECK(ws.size() == 2 && ys.size() == 2);
-    if (x.rows > kGemvMaxRows) {
-        Ops::project_silu_mul(x, ws, ys, y);
-        return;
-    }
-    const Timed timed(*this, "matmul");
-    SE_CHECK(ws[0].rows == ws[1].rows && ws[0].cols == x.cols && ws[1].cols == x.cols &&
-                 y.rows == x.rows && y.cols == ws[0].rows && y.dtype == DType::kBF16,
-             "project_silu_mul: x [%ld, %ld] gate [%ld, %ld] up [%ld, %ld] y [%ld, %ld]", x.rows,
-             x.cols, ws[0].rows, ws[0].cols, ws[1].rows, ws[1].cols, y.rows, y.cols);
-    if (x.rows == 0 || replaying()) return;
-    // The fused kernel writes silu(gate) * up to segment 0's output: y, not the gate storage.
-    const TensorView outs[] = {y, ys[1]};
-    run_gemv(x, ws, outs, GemvEpilogue::kSiluMul);
 }
 
 void CudaOps::add_bias(TensorView y, const ConstTensorView& bias) {

@@ -68,10 +68,16 @@ class CudaOps final : public Ops {
                          int32_t first_id, TensorView y) override;
     Status prepare_matmul(const ConstTensorView& w, DType y_dtype, int64_t max_m) override;
     void matmul(const ConstTensorView& x, const ConstTensorView& w, TensorView y) override;
-    void project(const ConstTensorView& x, std::span<const ConstTensorView> ws,
-                 std::span<const TensorView> ys) override;
-    void project_silu_mul(const ConstTensorView& x, std::span<const ConstTensorView> ws,
-                          std::span<const TensorView> ys, TensorView y) override;
+    void project(const ConstTensorView& x, const RmsScale& x_scale,
+                 std::span<const ConstTensorView> ws, std::span<const TensorView> ys) override;
+    void project_silu_mul(const ConstTensorView& x, const RmsScale& x_scale,
+                          std::span<const ConstTensorView> ws, std::span<const TensorView> ys,
+                          TensorView y) override;
+    // At one row into bf16: one GEMV launch (GemvEpilogue::kResidualNorm) that leaves y's 1 / rms
+    // to the next projection; otherwise the default's two ops and an empty scale.
+    RmsScale matmul_add_rms_norm(const ConstTensorView& x, const ConstTensorView& w,
+                                 TensorView product, TensorView residual,
+                                 const ConstTensorView& weight, float eps, TensorView y) override;
     void add_bias(TensorView y, const ConstTensorView& bias) override;
     void add(TensorView y, const ConstTensorView& x) override;
     void rms_norm(const ConstTensorView& x, const ConstTensorView& weight, float eps,
@@ -90,10 +96,10 @@ class CudaOps final : public Ops {
                             const QkNorm& norm, const KvWrite& write,
                             const PagedKvCache& cache) override;
     // At a few rows with RoPE over whole heads: one GEMV launch (GemvEpilogue::kRopeStore).
-    void project_rope_store(const ConstTensorView& x, std::span<const ConstTensorView> ws,
-                            std::span<const TensorView> ys, std::span<const int32_t> positions,
-                            const RopeArgs& args, const KvWrite& write,
-                            const PagedKvCache& cache) override;
+    void project_rope_store(const ConstTensorView& x, const RmsScale& x_scale,
+                            std::span<const ConstTensorView> ws, std::span<const TensorView> ys,
+                            std::span<const int32_t> positions, const RopeArgs& args,
+                            const KvWrite& write, const PagedKvCache& cache) override;
     void silu_mul(const ConstTensorView& gate, const ConstTensorView& up, TensorView y) override;
     void store_kv(const ConstTensorView& k, const ConstTensorView& v, const KvWrite& write,
                   const PagedKvCache& cache) override;
@@ -145,14 +151,16 @@ class CudaOps final : public Ops {
                                          std::span<const int32_t> positions, const RopeArgs& args,
                                          const QkNorm& norm);
     // ys[i] = x · ws[i]^T through cuBLASLt (one GEMM each) or, at a few rows, one GEMV launch.
-    void run_projections(const char* op, const ConstTensorView& x,
+    void run_projections(const char* op, const ConstTensorView& x, const RmsScale& x_scale,
                          std::span<const ConstTensorView> ws, std::span<const TensorView> ys);
     // The GEMV of x · ws^T at a few rows (x.rows <= kGemvMaxRows): into ys, or, with kSiluMul,
     // silu(gate) * up into ys[0].
-    void run_gemv(const ConstTensorView& x, std::span<const ConstTensorView> ws,
-                  std::span<const TensorView> ys, GemvEpilogue epilogue);
-    GemvParams gemv_params(const ConstTensorView& x, std::span<const ConstTensorView> ws,
-                           std::span<const TensorView> ys, GemvEpilogue epilogue) const;
+    void run_gemv(const ConstTensorView& x, const RmsScale& x_scale,
+                  std::span<const ConstTensorView> ws, std::span<const TensorView> ys,
+                  GemvEpilogue epilogue);
+    GemvParams gemv_params(const ConstTensorView& x, const RmsScale& x_scale,
+                           std::span<const ConstTensorView> ws, std::span<const TensorView> ys,
+                           GemvEpilogue epilogue) const;
     // Device memory zeroed on the stream, the zeros in place when this returns.
     Expected<DeviceBuffer> allocate_zeroed(size_t bytes);
     // buffer, grown to `bytes` (zeroed or not) outside graph steps, once nothing reads it.
@@ -189,7 +197,10 @@ class CudaOps final : public Ops {
     uint64_t meta_generation_ = ~uint64_t{0};
     SeqMetadata meta_;
     DeviceBuffer decode_workspace_;
-    DeviceBuffer decode_counters_;          // u32, zero between decode_attention launches
+    DeviceBuffer decode_counters_;  // u32, zero between decode_attention launches
+    // f32: the sums of squares of matmul_add_rms_norm's one-row launches, read by the projection
+    // after each (kNormSqSumsCapacity of them: residual rows of up to 16 times as many columns).
+    DeviceBuffer norm_sq_sums_;
     std::unique_ptr<OpTimes> times_;        // null unless options.time_ops
     std::unique_ptr<DecodeGraphs> graphs_;  // null unless options.graphs (and not time_ops)
     uint64_t graphs_arena_version_ = 0;     // staging_.arena_version() the graphs read

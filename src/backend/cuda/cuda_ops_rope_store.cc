@@ -103,7 +103,8 @@ void CudaOps::qk_norm_rope_store(TensorView q, TensorView k, const ConstTensorVi
     must(cuda::qk_norm_rope(p, stream_.get()));
 }
 
-void CudaOps::project_rope_store(const ConstTensorView& x, std::span<const ConstTensorView> ws,
+void CudaOps::project_rope_store(const ConstTensorView& x, const RmsScale& x_scale,
+                                 std::span<const ConstTensorView> ws,
                                  std::span<const TensorView> ys, std::span<const int32_t> positions,
                                  const RopeArgs& args, const KvWrite& write,
                                  const PagedKvCache& cache) {
@@ -111,7 +112,7 @@ void CudaOps::project_rope_store(const ConstTensorView& x, std::span<const Const
     const bool whole_heads =
         static_cast<int64_t>(args.inv_freq.size()) * 2 == args.head_dim && args.head_dim % 16 == 0;
     if (x.rows > kGemvMaxRows || !whole_heads) {
-        Ops::project_rope_store(x, ws, ys, positions, args, write, cache);
+        Ops::project_rope_store(x, x_scale, ws, ys, positions, args, write, cache);
         return;
     }
     const Timed timed(*this, "project_rope_store");
@@ -128,7 +129,7 @@ void CudaOps::project_rope_store(const ConstTensorView& x, std::span<const Const
     const int64_t* slots = must(staging_.upload(write.slots, stream_.get()));
     const float* inv_freq = device_inv_freq(args.inv_freq);
     if (x.rows == 0 || replaying()) return;
-    GemvParams p = gemv_params(x, ws, ys, GemvEpilogue::kRopeStore);
+    GemvParams p = gemv_params(x, x_scale, ws, ys, GemvEpilogue::kRopeStore);
     p.rope = {.positions = device_positions,
               .inv_freq = inv_freq,
               .slots = slots,

@@ -141,6 +141,22 @@ __device__ __forceinline__ uint4 load_cached(const bf16* src, bool valid) {
     return v;
 }
 
+// An f32 that the previous kernel wrote (as load_cached), or 0 where !valid.
+__device__ __forceinline__ float load_cached_f32(const float* src, bool valid) {
+    float v;
+    asm volatile(
+        "{\n"
+        "  .reg .pred p;\n"
+        "  setp.ne.b32 p, %2, 0;\n"
+        "  mov.b32 %0, 0;\n"
+        "  @p ld.global.f32 %0, [%1];\n"
+        "}\n"
+        : "=f"(v)
+        : "l"(src), "r"(static_cast<int>(valid))
+        : "memory");
+    return v;
+}
+
 struct SegmentView {
     const bf16* w;
     void* y;
@@ -213,18 +229,61 @@ __device__ __forceinline__ void store_rope(const GemvRopeStore& rope, const Segm
     dst[rows.hi] = out.y;
 }
 
+// kResidualNorm's write of tile row r (x row 0) from its sum, by the CTA's first 16 threads (all
+// of them, so that they can add their squares): the residual, the normed row before its 1 / rms,
+// and the tile's sum of squares.
+__device__ __forceinline__ void store_residual_norm(const GemvResidualNorm& norm,
+                                                    const SegmentView& s, int64_t row0, int r,
+                                                    float sum) {
+    const int64_t row = row0 + r;
+    float sq = 0.0f;
+    if (row < s.n) {
+        // add_rms_norm's arithmetic on the product as a bf16 matmul would store it.
+        const float residual = norm.residual[row] + __bfloat162float(__float2bfloat16_rn(sum));
+        norm.residual[row] = residual;
+        static_cast<bf16*>(s.y)[row] = __float2bfloat16_rn(norm.weight[row] * residual);
+        sq = residual * residual;
+    }
+    constexpr unsigned kRowLanes = (1u << kTileRows) - 1;  // lanes 0..15 of warp 0
+#pragma unroll
+    for (int off = kTileRows / 2; off > 0; off /= 2) sq += __shfl_xor_sync(kRowLanes, sq, off);
+    if (r == 0) norm.sq_sums[row0 / kTileRows] = sq;
+}
+
+// GemvRowScale's sum of squares: the entries of sq_sums past the first kThreads (each thread
+// loaded its first one before the loop, into `first`), then the whole CTA's; every thread gets it
+// after the __syncthreads() that store_tile has anyway, through warp_sums.
+__device__ __forceinline__ void add_row_squares(const GemvRowScale& scale, int64_t k, float first,
+                                                float (&warp_sums)[kWarps]) {
+    const int64_t parts = gemv_norm_sums(k);
+    float sum = first;
+    for (int64_t j = threadIdx.x + kThreads; j < parts; j += kThreads) sum += scale.sq_sums[j];
+#pragma unroll
+    for (int off = 16; off > 0; off /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, off);
+    if (threadIdx.x % 32 == 0) warp_sums[threadIdx.x / 32] = sum;
+}
+
 // Sums the warps' accumulators of the CTA's 16 x 16 output tile (acc[h] holds x rows 8h..8h+7)
 // and stores the used part: thread e owns x row e / 16 and tile row e % 16, so neighbouring
 // threads write neighbouring y. With kSiluMul tile rows 0..7 are gate and 8..15 up of output
 // features row0 + (0..7); the threads of rows 0..7 write both. kRopeStore: store_rope.
+// kResidualNorm: store_residual_norm. With a row scale (m = 1), every sum is scaled first.
 // The CTA's shared memory: store_tile's partial sums, f32 [warp, half * 4 + register, lane].
 __host__ __device__ constexpr int64_t partial_bytes(int halves) {
     return int64_t{kWarps} * halves * 4 * 32 * 4;
 }
 
+// All of a CTA's static shared memory: the partial sums, and at up to 8 rows the row scale's
+// per-warp sums.
+__host__ __device__ constexpr int64_t static_smem_bytes(int halves) {
+    return partial_bytes(halves) + (halves == 1 ? int64_t{kWarps} * 4 : 0);
+}
+
+// row_squares: this thread's first entry of p.x_scale.sq_sums (kHalves = 1; unused otherwise).
 template <int kHalves, GemvEpilogue kEpilogue>
 __device__ __forceinline__ void store_tile(const float (&acc)[kHalves][4], const GemvParams& p,
-                                           const SegmentView& s, int seg, int64_t row0) {
+                                           const SegmentView& s, int seg, int64_t row0,
+                                           float row_squares) {
     __shared__ float partial[kWarps][kHalves * 4][32];
     static_assert(sizeof(partial) == partial_bytes(kHalves));
     const int lane = threadIdx.x % 32;
@@ -234,7 +293,23 @@ __device__ __forceinline__ void store_tile(const float (&acc)[kHalves][4], const
 #pragma unroll
         for (int i = 0; i < 4; ++i) partial[warp][h * 4 + i][lane] = acc[h][i];
     }
-    __syncthreads();
+    float scale = 1.0f;
+    if constexpr (kHalves == 1) {
+        __shared__ float warp_sums[kWarps];
+        static_assert(sizeof(partial) + sizeof(warp_sums) == static_smem_bytes(kHalves));
+        const bool scaled = p.x_scale.sq_sums != nullptr;
+        if (scaled) add_row_squares(p.x_scale, p.k, row_squares, warp_sums);
+        __syncthreads();
+        if (scaled) {
+            float total = 0.0f;
+#pragma unroll
+            for (int w = 0; w < kWarps; ++w) total += warp_sums[w];
+            scale = rsqrtf(total / static_cast<float>(p.k) + p.x_scale.eps);
+        }
+    } else {
+        static_assert(sizeof(partial) == static_smem_bytes(kHalves));
+        __syncthreads();
+    }
     static_assert(kTileRows * kGemvMaxRows == kThreads);
     const int col = static_cast<int>(threadIdx.x) / kTileRows;  // x row
     const int r = static_cast<int>(threadIdx.x) % kTileRows;    // row within the tile
@@ -246,10 +321,13 @@ __device__ __forceinline__ void store_tile(const float (&acc)[kHalves][4], const
         float sum = 0.0f;
 #pragma unroll
         for (int w = 0; w < kWarps; ++w) sum += partial[w][src_reg][src_lane];
-        return sum;
+        return sum * scale;
     };
     if (col >= p.m || col >= kHalves * 8) return;
-    if constexpr (kEpilogue == GemvEpilogue::kRopeStore) {
+    if constexpr (kEpilogue == GemvEpilogue::kResidualNorm) {
+        static_assert(kHalves == 1);
+        store_residual_norm(p.norm, s, row0, r, sum_of(r));  // m = 1: col 0, threads 0..15
+    } else if constexpr (kEpilogue == GemvEpilogue::kRopeStore) {
         store_rope(p.rope, s, seg, row0, col, r, sum_of);
     } else if constexpr (kEpilogue == GemvEpilogue::kSiluMul) {
         const int64_t row = row0 + r;
@@ -356,6 +434,16 @@ __global__ void __launch_bounds__(kThreads, kMinCtas)
         for (int u = 0; u < kUnroll; ++u) load_x(q0 + u * kWarps, u);
     };
     if constexpr (kLoadAhead) load_x_round(warp);
+    // x's pending row scale (m = 1): one entry of its sums of squares a thread, loaded now and
+    // added up only after the loop (summing before it cost 0.25 ms a batch-1 step of an 8B model:
+    // H200, 2026-12-04).
+    float row_squares = 0.0f;
+    if constexpr (kHalves == 1) {
+        if (p.x_scale.sq_sums != nullptr) {
+            const int64_t parts = gemv_norm_sums(p.k);
+            row_squares = load_cached_f32(p.x_scale.sq_sums + threadIdx.x, threadIdx.x < parts);
+        }
+    }
     float acc[kHalves][4] = {};
     for (int q0 = warp; q0 < num_quads; q0 += kWarps * kUnroll) {
         if constexpr (kLoadAhead) {
@@ -387,7 +475,7 @@ __global__ void __launch_bounds__(kThreads, kMinCtas)
     // round): its CTAs, resident early and waiting beside this grid, slowed it (see the top of the
     // file). A warp without quads triggers here.
     pdl_launch_dependents();
-    store_tile<kHalves, kEpilogue>(acc, p, s, seg, row0);
+    store_tile<kHalves, kEpilogue>(acc, p, s, seg, row0, row_squares);
 }
 
 // The dynamic shared memory (never used: it only spaces the CTAs) that keeps a launch of few
@@ -400,12 +488,12 @@ __global__ void __launch_bounds__(kThreads, kMinCtas)
 int64_t spacing_smem(int64_t num_tiles, int halves, const GemvDevice* device) {
     if (halves > 1 || device == nullptr) return 0;
     const int64_t cap = gemv_ctas_per_sm_cap(num_tiles, device->num_sms, kMaxCappedWaves);
-    return gemv_dynamic_smem(cap, partial_bytes(halves), device->smem);
+    return gemv_dynamic_smem(cap, static_smem_bytes(halves), device->smem);
 }
 
 template <GemvEpilogue kEpilogue>
 Status allow_spacing(const SmSharedMemory& smem) {
-    const int64_t most = smem.max_per_cta - partial_bytes(1);
+    const int64_t most = smem.max_per_cta - static_smem_bytes(1);
     return cuda_status(
         cudaFuncSetAttribute(gemv_kernel<1, 3, kEpilogue>,
                              cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(most)),
@@ -454,10 +542,14 @@ template <GemvEpilogue kEpilogue>
 Status launch_for(const GemvParams& p, const SegmentTiles& tiles, int64_t num_tiles,
                   cudaStream_t stream) {
     if (p.m <= 8) return launch<1, 3, kEpilogue>(p, tiles, num_tiles, stream);
-    if (p.device != nullptr && num_tiles <= 2 * p.device->num_sms) {
-        return launch<2, 2, kEpilogue>(p, tiles, num_tiles, stream);
+    if constexpr (kEpilogue == GemvEpilogue::kResidualNorm) {  // m = 1 only (checked)
+        return invalid_argument("gemv: kResidualNorm takes one row of x");
+    } else {
+        if (p.device != nullptr && num_tiles <= 2 * p.device->num_sms) {
+            return launch<2, 2, kEpilogue>(p, tiles, num_tiles, stream);
+        }
+        return launch<2, 3, kEpilogue>(p, tiles, num_tiles, stream);
     }
-    return launch<2, 3, kEpilogue>(p, tiles, num_tiles, stream);
 }
 
 }  // namespace
@@ -479,6 +571,7 @@ Expected<GemvDevice> gemv_device() {
     SE_RETURN_IF_ERROR(configure<GemvEpilogue::kStore>(d.smem));
     SE_RETURN_IF_ERROR(configure<GemvEpilogue::kSiluMul>(d.smem));
     SE_RETURN_IF_ERROR(configure<GemvEpilogue::kRopeStore>(d.smem));
+    SE_RETURN_IF_ERROR(allow_spacing<GemvEpilogue::kResidualNorm>(d.smem));  // m = 1 only
     return d;
 }
 
@@ -509,6 +602,8 @@ Status gemv(const GemvParams& p, cudaStream_t stream) {
             return launch_for<GemvEpilogue::kSiluMul>(p, tiles, num_tiles, stream);
         case GemvEpilogue::kRopeStore:
             return launch_for<GemvEpilogue::kRopeStore>(p, tiles, num_tiles, stream);
+        case GemvEpilogue::kResidualNorm:
+            return launch_for<GemvEpilogue::kResidualNorm>(p, tiles, num_tiles, stream);
     }
     return invalid_argument("gemv: epilogue is unknown");
 }

@@ -13,6 +13,7 @@
 
 #include "backend/cuda/activations.h"
 #include "backend/cuda/gemv_occupancy.h"
+#include "backend/cuda/host_device.h"
 #include "backend/ops.h"
 #include "core/dtype.h"
 #include "core/expected.h"
@@ -22,6 +23,13 @@ namespace se::cuda {
 
 inline constexpr int32_t kGemvMaxRows = 16;     // rows of x (tokens) one launch serves
 inline constexpr int32_t kGemvMaxSegments = 3;  // weights one launch serves
+inline constexpr int32_t kGemvTileRows = 16;    // weight rows per CTA: the MMA's M
+
+// The sums of squares a kResidualNorm launch of n output rows writes (one a tile), which a
+// GemvRowScale over k = n columns reads.
+SE_HOST_DEVICE inline constexpr int64_t gemv_norm_sums(int64_t n) {
+    return (n + kGemvTileRows - 1) / kGemvTileRows;
+}
 
 // One weight and where its outputs go.
 struct GemvSegment {
@@ -41,7 +49,12 @@ struct GemvSegment {
 // q and k rotated by RoPE over whole heads, q into segments[0].y, k and v into the paged cache
 // (GemvRopeStore), with the bits of this launch with kStore followed by qk_norm_rope without
 // norms and with its store (segments[1].y and segments[2].y are not written).
-enum class GemvEpilogue { kStore, kSiluMul, kRopeStore };
+//
+// kResidualNorm is a row-parallel projection (o, down) and the RMSNorm after it, at m = 1, in one
+// segment: the product, rounded to bf16, is added to the f32 residual (GemvResidualNorm), and
+// segments[0].y receives bf16(weight ⊙ residual), the normed row before its 1 / rms, which the
+// next launch applies (GemvRowScale) from the sums of squares each CTA writes of its 16 rows.
+enum class GemvEpilogue { kStore, kSiluMul, kRopeStore, kResidualNorm };
 
 // Where kRopeStore's rotation and cache write take their inputs and put k and v.
 struct GemvRopeStore {
@@ -54,6 +67,22 @@ struct GemvRopeStore {
     int64_t num_slots = 0;               // num_blocks * block_size
     int32_t head_dim = 0;                // a multiple of 16 dividing every segment's n
     RopeStyle style = RopeStyle::kNeox;  // rotary_dim = head_dim
+};
+
+// kResidualNorm's residual, norm weight and sums of squares.
+struct GemvResidualNorm {
+    float* residual = nullptr;      // f32 [segments[0].n]: += bf16(x · w^T), one f32 addition each
+    const float* weight = nullptr;  // f32 [segments[0].n]: the norm's weight
+    float* sq_sums = nullptr;       // f32 [gemv_norm_sums(n)]: entry i = the sum of the squares of
+                                    // residual rows 16i .. 16i + 15, as updated
+};
+
+// x's pending 1 / rms (m = 1): every output sum is multiplied by
+// 1 / sqrt(sum(sq_sums[0 .. gemv_norm_sums(k))) / k + eps) before the epilogue rounds it. sq_sums
+// is what a kResidualNorm launch of n = k wrote with x. Null sq_sums: x is used as it is.
+struct GemvRowScale {
+    const float* sq_sums = nullptr;
+    float eps = 0.0f;
 };
 
 // What a GEMV launch needs to know of its device to space a launch of few tiles over the SMs
@@ -77,6 +106,8 @@ struct GemvParams {
     GemvEpilogue epilogue = GemvEpilogue::kStore;
     const GemvDevice* device = nullptr;  // from gemv_device(), read on the host; null: not spaced
     GemvRopeStore rope = {};             // read for kRopeStore only
+    GemvResidualNorm norm = {};          // read for kResidualNorm only
+    GemvRowScale x_scale = {};           // any epilogue, m = 1 only
 };
 
 // Enqueues y_s = x · w_s^T for every used segment on `stream` (or the kSiluMul product), as a

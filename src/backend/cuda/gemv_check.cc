@@ -78,6 +78,25 @@ Status check_rope(const GemvParams& p) {
     return Status::ok_status();
 }
 
+// kResidualNorm: one row of x, one segment into bf16, the residual, norm weight and sums.
+Status check_residual_norm(const GemvParams& p) {
+    if (p.m != 1) return field_error("m", "is " + std::to_string(p.m) + ", kResidualNorm takes 1");
+    if (p.num_segments != 1) {
+        return field_error("num_segments",
+                           "is " + std::to_string(p.num_segments) + ", kResidualNorm takes 1");
+    }
+    if (p.segments[0].y_dtype != DType::kBF16) {
+        return field_error("segments[0].y_dtype", "is not bf16 (kResidualNorm writes activations)");
+    }
+    const std::pair<const char*, const void*> pointers[] = {{"norm.residual", p.norm.residual},
+                                                            {"norm.weight", p.norm.weight},
+                                                            {"norm.sq_sums", p.norm.sq_sums}};
+    for (const auto& [field, pointer] : pointers) {
+        if (pointer == nullptr) return field_error(field, "is null");
+    }
+    return Status::ok_status();
+}
+
 }  // namespace
 
 Status check_gemv_params(const GemvParams& p) {
@@ -100,12 +119,16 @@ Status check_gemv_params(const GemvParams& p) {
                                                ", not in [1, " + std::to_string(kGemvMaxSegments) +
                                                "]");
     }
+    if (p.x_scale.sq_sums != nullptr && p.m != 1) {
+        return field_error("x_scale", "is set for m " + std::to_string(p.m) + " (m = 1 only)");
+    }
     const bool gated = p.epilogue == GemvEpilogue::kSiluMul;
     const bool fused = gated || p.epilogue == GemvEpilogue::kRopeStore;
     for (int i = 0; i < p.num_segments; ++i) {
         SE_RETURN_IF_ERROR(check_segment(p.segments[i], i, !fused || i == 0));
     }
     if (p.epilogue == GemvEpilogue::kRopeStore) return check_rope(p);
+    if (p.epilogue == GemvEpilogue::kResidualNorm) return check_residual_norm(p);
     if (!gated) return Status::ok_status();
     if (p.num_segments != 2) {
         return field_error("num_segments",

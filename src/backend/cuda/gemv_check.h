@@ -8,7 +8,6 @@
 
 namespace se::cuda {
 
-inline constexpr int32_t kGemvTileRows = 16;            // weight rows per CTA: the MMA's M
 inline constexpr int64_t kGemvMaxK = int64_t{1} << 30;  // keeps element offsets in int32
 
 // Ok, or an invalid-argument error naming the field of p that no launch can take.
