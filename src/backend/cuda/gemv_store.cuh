@@ -122,11 +122,6 @@ __device__ __forceinline__ void add_row_squares(const GemvRowScale& scale, int64
     if (threadIdx.x % 32 == 0) warp_sums[threadIdx.x / 32] = sum;
 }
 
-// Sums the warps' accumulators of the CTA's 16 x 16 output tile (acc[h] holds x rows 8h..8h+7)
-// and stores the used part: thread e owns x row e / 16 and tile row e % 16, so neighbouring
-// threads write neighbouring y. With kSiluMul tile rows 0..7 are gate and 8..15 up of output
-// features row0 + (0..7); the threads of rows 0..7 write both. kRopeStore: store_rope.
-// kResidualNorm: store_residual_norm. With a row scale (m = 1), every sum is scaled first.
 // The CTA's shared memory: store_tile's partial sums, f32 [warp, half * 4 + register, lane].
 __host__ __device__ constexpr int64_t partial_bytes(int halves) {
     return int64_t{kWarps} * halves * 4 * 32 * 4;
@@ -138,6 +133,11 @@ __host__ __device__ constexpr int64_t static_smem_bytes(int halves) {
     return partial_bytes(halves) + (halves == 1 ? int64_t{kWarps} * 4 : 0);
 }
 
+// Sums the warps' accumulators of the CTA's 16 x 16 output tile (acc[h] holds x rows 8h..8h+7)
+// and stores the used part: thread e owns x row e / 16 and tile row e % 16, so neighbouring
+// threads write neighbouring y. With kSiluMul tile rows 0..7 are gate and 8..15 up of output
+// features row0 + (0..7); the threads of rows 0..7 write both. kRopeStore: store_rope.
+// kResidualNorm: store_residual_norm. With a row scale (m = 1), every sum is scaled first.
 // row_squares: this thread's first entry of p.x_scale.sq_sums (kHalves = 1; unused otherwise).
 template <int kHalves, GemvEpilogue kEpilogue>
 __device__ __forceinline__ void store_tile(const float (&acc)[kHalves][4], const GemvParams& p,
