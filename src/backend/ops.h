@@ -241,6 +241,22 @@ class Ops : public BackendMemory {
         return unsupported(std::string(name()) + " backend samples on the host");
     }
 
+    // Overlapped decode steps (engine.h): whether this backend can queue a forward pass while the
+    // tokens of the one before are still on their way to the host.
+    virtual bool overlaps_steps() const { return false; }
+
+    // sample() without the wait: queues the draws and the tokens' copy to the host, which
+    // sampled_tokens() waits for and returns (the oldest queued sampling not yet taken; at most
+    // two are outstanding). Until the next sampling is queued, a forward pass reads row r of
+    // this one's tokens wherever its ids hold fed_token_id(r) (sampling_rows.h).
+    virtual Status sample_async(const TensorView& logits, std::span<const LogitEdit> edits,
+                                std::span<const RowSampling> rows) {
+        return unsupported(std::string(name()) + " backend does not overlap steps");
+    }
+    virtual Status sampled_tokens(std::span<int32_t> tokens) {
+        return unsupported(std::string(name()) + " backend does not overlap steps");
+    }
+
     // Copies the K and V of entry slot from[i] to slot to[i], in order i = 0, 1, ...; a slot
     // may be written only after it was read (compaction moves entries toward the front).
     virtual void move_kv(const PagedKvCache& cache, std::span<const int64_t> from,

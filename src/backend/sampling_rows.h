@@ -36,4 +36,15 @@ struct RowSampling {
     double u = 0.0;  // uniform in [0, 1), from the request's random stream
 };
 
+// The id that, in a forward pass's token ids, stands for row `row` of the tokens the backend
+// sampled last (Ops::sample_async): an overlapped decode step is queued before the host knows
+// them. Ordinary ids are >= 0, and -1 is left to mean a bad id.
+constexpr int32_t fed_token_id(int32_t row) {
+    return -2 - row;
+}
+// The sampled row a fed id stands for; the id must be <= fed_token_id(0).
+constexpr int32_t fed_token_row(int32_t id) {
+    return -2 - id;
+}
+
 }  // namespace se

@@ -229,8 +229,11 @@ TEST(CudaEngineTest, GraphReplayEqualsEagerThroughTheEngine) {
 // one), each decoding its own number of tokens, so that the batch shrinks from 6 sequences to 1
 // and every size is warmed up, captured and replayed. Every step's logits must equal the eager
 // run's bit for bit. Decode steps j = 1..63 hold 6 sequences up to j = 11, then 5, 4 (from 16),
-// 3 (24), 2 (40), 1 (48..63); the long one's KV passes 256 at j = 17: 7 keys, of which 6 run at
-// least twice (captured) and give 50 replays.
+// 3 (24), 2 (40), 1 (48..63); the long one's KV passes 256 at j = 17: 7 keys, run 11, 4, 1, 7,
+// 16, 8 and 16 steps in a row. Steps alternate between the two staging arenas, each with its own
+// graphs (decode_graphs.h): a key run n >= 4 times in a row is warmed, captured and replayed in
+// each, ceil(n / 2) and floor(n / 2) times: 12 captures (2 for every key but the one run once) and
+// 7 + 0 + 3 + 12 + 4 + 12 = 38 replays.
 TEST(CudaEngineTest, GraphReplayEqualsEagerAsTheBatchShrinks) {
     std::vector<std::vector<int32_t>> prompts = five_prompts();
     std::vector<int32_t> long_prompt;
@@ -246,8 +249,8 @@ TEST(CudaEngineTest, GraphReplayEqualsEagerAsTheBatchShrinks) {
     const auto got = graphs.greedy_logits(prompts, num_tokens);
     const auto* cuda_ops = dynamic_cast<const cuda::CudaOps*>(&graphs.ops());
     ASSERT_NE(cuda_ops, nullptr);
-    EXPECT_EQ(cuda_ops->graph_stats().captures, 6);
-    EXPECT_EQ(cuda_ops->graph_stats().replays, 50);
+    EXPECT_EQ(cuda_ops->graph_stats().captures, 12);
+    EXPECT_EQ(cuda_ops->graph_stats().replays, 38);
     EXPECT_EQ(dynamic_cast<const cuda::CudaOps&>(eager.ops()).graph_stats().captures, 0);
     const int64_t vocab = eager.config().vocab_size;
     for (size_t i = 0; i < prompts.size(); ++i) {

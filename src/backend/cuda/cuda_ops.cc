@@ -51,6 +51,12 @@ Expected<std::unique_ptr<CudaOps>> CudaOps::create(const CudaOpsOptions& options
     std::unique_ptr<CudaOps> ops(
         new CudaOps(options, std::move(stream), std::move(gemm), std::move(staging)));
     SE_ASSIGN_OR_RETURN(ops->gemv_device_, gemv_device());
+    const size_t sampled_bytes = static_cast<size_t>(std::max(options.max_seqs, 1)) * 4;
+    SE_ASSIGN_OR_RETURN(ops->sampled_, DeviceBuffer::allocate(sampled_bytes));
+    for (SampledCopy& copy : ops->sampled_copies_) {
+        SE_ASSIGN_OR_RETURN(copy.host, PinnedBuffer::allocate(sampled_bytes));
+        SE_ASSIGN_OR_RETURN(copy.done, CudaEvent::create(EventKind::kSync));
+    }
     constexpr size_t kNormSqSumsCapacity = 16384;
     SE_ASSIGN_OR_RETURN(ops->norm_sq_sums_,
                         DeviceBuffer::allocate(kNormSqSumsCapacity * sizeof(float)));
@@ -172,15 +178,20 @@ void CudaOps::gather_rows(std::span<const int32_t> ids, const ConstTensorView& t
     SE_CHECK(y.dtype == DType::kF32 && y.rows == static_cast<int64_t>(ids.size()));
     const int32_t* device_ids = must(staging_.upload(ids, stream_.get()));
     if (replaying()) return;
-    must(cuda::embedding({.ids = device_ids,
-                          .table = bf16_data(table, "embedding table"),
-                          .out = y.f32(),
-                          .num_tokens = rows32(y.rows),
-                          .vocab_size = rows32(table.rows),
-                          .hidden = static_cast<int32_t>(y.cols),
-                          .first_id = first_id,
-                          .outside = outside},
-                         stream_.get()));
+    must(cuda::embedding(
+        {.ids = device_ids,
+         .table = bf16_data(table, "embedding table"),
+         .out = y.f32(),
+         .num_tokens = rows32(y.rows),
+         .vocab_size = rows32(table.rows),
+         .hidden = static_cast<int32_t>(y.cols),
+         .first_id = first_id,
+         .outside = outside,
+         // Only the whole vocabulary's table reads fed ids (tensor parallelism
+         // does not overlap steps).
+         .fed = outside == EmbeddingOutside::kNan ? static_cast<const int32_t*>(sampled_.data())
+                                                  : nullptr},
+        stream_.get()));
 }
 
 Status CudaOps::prepare_matmul(const ConstTensorView& w, DType y_dtype, int64_t max_m) {

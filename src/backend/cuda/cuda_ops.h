@@ -15,9 +15,11 @@
 #include "backend/cuda/decode_graphs.h"
 #include "backend/cuda/device_buffer.h"
 #include "backend/cuda/embedding.h"
+#include "backend/cuda/event.h"
 #include "backend/cuda/gemm.h"
 #include "backend/cuda/gemv.h"
 #include "backend/cuda/op_times.h"
+#include "backend/cuda/pinned_buffer.h"
 #include "backend/cuda/qk_norm_rope.h"
 #include "backend/cuda/step_staging.h"
 #include "backend/cuda/stream.h"
@@ -115,6 +117,10 @@ class CudaOps final : public Ops {
     DecodeGraphStats graph_stats() const { return graphs_ ? graphs_->stats() : DecodeGraphStats{}; }
     Status sample(const TensorView& logits, std::span<const LogitEdit> edits,
                   std::span<const RowSampling> rows, std::span<int32_t> tokens) override;
+    bool overlaps_steps() const override { return true; }
+    Status sample_async(const TensorView& logits, std::span<const LogitEdit> edits,
+                        std::span<const RowSampling> rows) override;
+    Status sampled_tokens(std::span<int32_t> tokens) override;
 
     // What a collective of this rank's group (nccl_communicator.h) needs to run in order with
     // the ops: the GPU, the stream every kernel runs on, and whether the step begun last is a
@@ -142,7 +148,8 @@ class CudaOps final : public Ops {
     void check_eager(const char* what) const;
     // Graphs record device addresses: any that may have moved makes them all stale.
     void invalidate_graphs();
-    // sample()'s kernels; returns the device tokens, written once the stream gets there.
+    // sample()'s kernels; returns the device tokens (sampled_), written once the stream gets
+    // there.
     Expected<const int32_t*> enqueue_sampling(const TensorView& logits,
                                               std::span<const LogitEdit> edits,
                                               std::span<const RowSampling> rows);
@@ -201,7 +208,18 @@ class CudaOps final : public Ops {
     // f32: the sums of squares of matmul_add_rms_norm's one-row launches, read by the projection
     // after each (kNormSqSumsCapacity of them: residual rows of up to 16 times as many columns).
     DeviceBuffer norm_sq_sums_;
-    std::unique_ptr<OpTimes> times_;        // null unless options.time_ops
+    // The tokens of the last sampling (one per row, max_seqs of them), where the next forward
+    // pass's embedding reads fed ids (Ops::sample_async), and their copies on the host: two, as
+    // an overlapped step queues its sampling before the host takes the one before.
+    DeviceBuffer sampled_;
+    struct SampledCopy {
+        PinnedBuffer host;
+        CudaEvent done;     // the copy has landed
+        int32_t rows = -1;  // queued and not taken yet (-1: free)
+    };
+    SampledCopy sampled_copies_[2];
+    int32_t next_copy_ = 0;           // the copy sample_async queues next; the other is taken first
+    std::unique_ptr<OpTimes> times_;  // null unless options.time_ops
     std::unique_ptr<DecodeGraphs> graphs_;  // null unless options.graphs (and not time_ops)
     uint64_t graphs_arena_version_ = 0;     // staging_.arena_version() the graphs read
     // RoPE tables uploaded once: (host table, its device copy).

@@ -2,24 +2,25 @@
 // decode_graphs.h) and sampling on the device (Ops::sample).
 #include "backend/cuda/cuda_ops.h"
 
+#include <fmt/core.h>
+
+#include <cstring>
+
 #include "backend/cuda/cuda_ops_args.h"
+#include "backend/cuda/cuda_status.h"
 #include "backend/cuda/logit_edits.h"
 #include "backend/cuda/sample_rows.h"
 
 namespace se::cuda {
 
 void CudaOps::begin_step(const StepShape& shape) {
-    // The staging arena is about to be rewritten from the start: the previous step's copies out
-    // of it must be done. A step that samples waited for its tokens already; a prefill chunk
-    // that samples nothing did not wait for anything.
-    must(stream_.synchronize());
-    if (!graphs_) {
-        staging_.begin_step(StagingSend::kQueue);
-        return;
-    }
+    // The staging takes the other pair of arenas, once the step before last is done with them
+    // (step_staging.h): the previous step may still run, as an overlapped decode step needs.
+    must(staging_.begin_step(StagingSend::kQueue, stream_.get()));
+    if (!graphs_) return;
     if (staging_.arena_version() != graphs_arena_version_) invalidate_graphs();
-    must(graphs_->begin_step(shape, stream_.get()));
-    staging_.begin_step(replaying() ? StagingSend::kHostOnly : StagingSend::kQueue);
+    must(graphs_->begin_step(shape, staging_.arena(), stream_.get()));
+    staging_.set_send(replaying() ? StagingSend::kHostOnly : StagingSend::kQueue);
 }
 
 void CudaOps::end_forward() {
@@ -48,6 +49,40 @@ Status CudaOps::sample(const TensorView& logits, std::span<const LogitEdit> edit
     return copy_to_host(tokens.data(), device_tokens, tokens.size_bytes());
 }
 
+Status CudaOps::sample_async(const TensorView& logits, std::span<const LogitEdit> edits,
+                             std::span<const RowSampling> rows) {
+    check_eager("sample_async");
+    SE_CHECK(logits.dtype == DType::kF32 && logits.rows == static_cast<int64_t>(rows.size()));
+    SampledCopy& copy = sampled_copies_[next_copy_];
+    SE_CHECK(copy.rows < 0, "sample_async: two samplings are queued and not taken");
+    if (!rows.empty()) {
+        SE_ASSIGN_OR_RETURN(const int32_t* device_tokens, enqueue_sampling(logits, edits, rows));
+        SE_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(copy.host.data(), device_tokens,
+                                                rows.size() * sizeof(int32_t),
+                                                cudaMemcpyDeviceToHost, stream_.get()));
+    }
+    SE_RETURN_IF_ERROR(copy.done.record(stream_.get()));
+    copy.rows = static_cast<int32_t>(rows.size());
+    next_copy_ ^= 1;
+    return {};
+}
+
+Status CudaOps::sampled_tokens(std::span<int32_t> tokens) {
+    // The older of the two copies: the one sample_async does not queue next, unless that one is
+    // the only one outstanding.
+    SampledCopy* copy = &sampled_copies_[next_copy_ ^ 1];
+    if (sampled_copies_[next_copy_].rows >= 0) copy = &sampled_copies_[next_copy_];
+    SE_CHECK(copy->rows >= 0, "sampled_tokens: no sampling is queued");
+    SE_CHECK(static_cast<size_t>(copy->rows) == tokens.size(),
+             "sampled_tokens: %zu tokens asked of a sampling of %d rows", tokens.size(),
+             copy->rows);
+    SE_RETURN_IF_ERROR(copy->done.synchronize());
+    std::memcpy(tokens.data(), copy->host.data(), tokens.size_bytes());
+    copy->rows = -1;
+    if (times_) SE_RETURN_IF_ERROR(times_->collect());
+    return {};
+}
+
 Expected<const int32_t*> CudaOps::enqueue_sampling(const TensorView& logits,
                                                    std::span<const LogitEdit> edits,
                                                    std::span<const RowSampling> rows) {
@@ -65,10 +100,11 @@ Expected<const int32_t*> CudaOps::enqueue_sampling(const TensorView& logits,
                               stream_.get()));
     }
     SE_ASSIGN_OR_RETURN(const RowSampling* device_rows, staging_.upload(rows, stream_.get()));
-    SE_ASSIGN_OR_RETURN(
-        const StepStaging::Slot out,
-        staging_.reserve(rows.size_bytes() / sizeof(RowSampling) * sizeof(int32_t), stream_.get()));
-    auto* device_tokens = static_cast<int32_t*>(out.device);
+    if (rows.size_bytes() / sizeof(RowSampling) * sizeof(int32_t) > sampled_.size_bytes()) {
+        return out_of_range(fmt::format("sample: {} rows, more than the {} sequences of a step",
+                                        rows.size(), options_.max_seqs));
+    }
+    auto* device_tokens = static_cast<int32_t*>(sampled_.data());
     SE_RETURN_IF_ERROR(sample_rows({.logits = logits.f32(),
                                     .rows = device_rows,
                                     .out = device_tokens,

@@ -29,6 +29,8 @@ inline constexpr int32_t kDecodeGraphMinBucket = 256;  // keys: short sequences 
 struct DecodeGraphKey {
     int32_t num_tokens = 0;  // = sequences: one token each
     int32_t kv_bucket = 0;   // decode attention's max_kv_len in every graph of this key
+    int32_t arena = 0;       // which pair of staging arenas the graph's copies read (set by
+                             // DecodeGraphs::begin_step; steps alternate between two)
 
     friend auto operator<=>(const DecodeGraphKey&, const DecodeGraphKey&) = default;
 };

@@ -5,10 +5,11 @@
 
 namespace se::cuda {
 
-Status DecodeGraphs::begin_step(const StepShape& shape, cudaStream_t stream) {
+Status DecodeGraphs::begin_step(const StepShape& shape, int32_t arena, cudaStream_t stream) {
     SE_CHECK(mode_ == StepMode::kEager, "decode graphs: begin_step without end_forward");
     key_ = decode_graph_key(shape, options_.max_model_len, options_.max_seqs);
     if (!key_) return {};
+    key_->arena = arena;
     if (graphs_.find(*key_) != nullptr) {
         mode_ = StepMode::kReplay;
     } else if (warmed_.contains(*key_)) {

@@ -8,6 +8,10 @@
 //   every later step   replay        ops only fill the pinned arena, at the capture's offsets;
 //                                    end_forward checks that and launches the graph
 //
+// Steps alternate between StepStaging's two pairs of arenas, and a graph's copies and kernels hold
+// one pair's addresses, so the key names the pair (DecodeGraphKey::arena): each bucket is warmed,
+// captured and replayed once per pair.
+//
 // A graph holds device addresses (weights, activations, KV, the staging and workspace arenas):
 // CudaOps forgets every graph (invalidate) whenever memory is allocated or an arena moves.
 #pragma once
@@ -42,7 +46,8 @@ enum class StepMode : uint8_t {
 struct DecodeGraphsOptions {
     int32_t max_model_len = 0;
     int32_t max_seqs = 0;
-    size_t capacity = 64;  // graphs kept; the least recently replayed goes first
+    size_t capacity = 128;  // graphs kept (each key twice: one per staging arena); the least
+                            // recently replayed goes first
 };
 
 class DecodeGraphs {
@@ -50,8 +55,9 @@ class DecodeGraphs {
     explicit DecodeGraphs(const DecodeGraphsOptions& options)
         : options_(options), graphs_(options.capacity) {}
 
-    // Decides how a step of `shape` runs; on kCapture, `stream` is capturing when this returns.
-    Status begin_step(const StepShape& shape, cudaStream_t stream);
+    // Decides how a step of `shape` that stages into pair `arena` of the staging arenas runs
+    // (each pair has its own graphs); on kCapture, `stream` is capturing when this returns.
+    Status begin_step(const StepShape& shape, int32_t arena, cudaStream_t stream);
 
     StepMode mode() const { return mode_; }
     // The key of the step begun last, whatever its mode; nullopt when it is no decode step. Its

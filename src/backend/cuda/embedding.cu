@@ -5,18 +5,21 @@
 #include "backend/cuda/embedding.h"
 #include "backend/cuda/launch_checks.h"
 #include "backend/cuda/pdl.cuh"
+#include "backend/sampling_rows.h"
 
 namespace se::cuda {
 namespace {
 
 constexpr int kThreads = 128;
+constexpr int32_t kFedIdZero = fed_token_id(0);
 
 // One block per token; each thread copies 8 elements at a time.
 __global__ void __launch_bounds__(kThreads) embedding_kernel(EmbeddingParams p) {
     pdl_enter();  // every input is an earlier kernel's output (pdl.cuh)
     const int32_t token = blockIdx.x;
-    const int32_t id = p.ids[token];
-    const int64_t index = int64_t{id} - p.first_id;  // the row in this table
+    int32_t id = p.ids[token];
+    if (p.fed != nullptr && id <= kFedIdZero) id = p.fed[kFedIdZero - id];  // fed_token_row(id)
+    const int64_t index = int64_t{id} - p.first_id;                         // the row in this table
     const bool valid = index >= 0 && index < p.vocab_size;
     const float fill = p.outside == EmbeddingOutside::kZero && id >= 0 ? 0.0f : NAN;
     float* out = p.out + int64_t{token} * p.hidden;

@@ -25,12 +25,16 @@ struct EmbeddingParams {
     int32_t hidden = 0;      // a multiple of 8
     int32_t first_id = 0;    // the id of the table's first row (a vocabulary shard's first)
     EmbeddingOutside outside = EmbeddingOutside::kNan;
+    // Where an id is fed_token_id(r) (backend/sampling_rows.h), the token is fed[r]: the last
+    // sampling's tokens, on the device. Null: no id is fed.
+    const int32_t* fed = nullptr;
 };
 
 // out[i] = table[ids[i] - first_id] as f32. The ids live on the device, so a bad id cannot become
 // a Status: the caller validates ids on the host (the server and tokenizer do); a bad id gives a
 // row of NaN, which every later check sees. With kZero, an id >= 0 outside the table gives a row
 // of zeros: this rank's part of a vocabulary-parallel embedding, which an all-reduce completes.
+// A fed id reads its token from p.fed first.
 Status embedding(const EmbeddingParams& p, cudaStream_t stream);
 
 }  // namespace se::cuda

@@ -17,6 +17,7 @@ enum class EventKind : uint8_t {
 
 class CudaEvent {
   public:
+    CudaEvent() = default;  // empty: no event until create()'s is moved in
     ~CudaEvent();
     CudaEvent(CudaEvent&& other) noexcept;
     CudaEvent& operator=(CudaEvent&& other) noexcept;

@@ -16,19 +16,33 @@ size_t aligned(size_t bytes) {
 
 }  // namespace
 
-Expected<StepStaging> StepStaging::create(size_t capacity_bytes) {
-    const size_t bytes = aligned(std::max<size_t>(capacity_bytes, kAlign));
+Expected<StepStaging::Arenas> StepStaging::allocate(size_t bytes) {
     SE_ASSIGN_OR_RETURN(PinnedBuffer host, PinnedBuffer::allocate(bytes));
     SE_ASSIGN_OR_RETURN(DeviceBuffer device, DeviceBuffer::allocate(bytes));
-    return StepStaging(std::move(host), std::move(device));
+    SE_ASSIGN_OR_RETURN(CudaEvent done, CudaEvent::create(EventKind::kSync));
+    return Arenas{.host = std::move(host), .device = std::move(device), .done = std::move(done)};
 }
 
-void StepStaging::begin_step(StagingSend send) {
+Expected<StepStaging> StepStaging::create(size_t capacity_bytes) {
+    const size_t bytes = aligned(std::max<size_t>(capacity_bytes, kAlign));
+    SE_ASSIGN_OR_RETURN(Arenas first, allocate(bytes));
+    SE_ASSIGN_OR_RETURN(Arenas second, allocate(bytes));
+    return StepStaging(std::move(first), std::move(second));
+}
+
+Status StepStaging::begin_step(StagingSend send, cudaStream_t stream) {
+    // Everything the finished step queued is on the stream by now: its arenas are free once the
+    // stream gets past here. The other pair's event was recorded a step earlier (never recorded:
+    // the wait returns at once).
+    SE_RETURN_IF_ERROR(current().done.record(stream));
+    current_ ^= 1;
+    SE_RETURN_IF_ERROR(current().done.synchronize());
     used_ = 0;
     copies_.clear();
     trace_.clear();
     send_ = send;
     ++generation_;
+    return {};
 }
 
 Status StepStaging::grow(size_t at_least, cudaStream_t stream) {
@@ -39,9 +53,9 @@ Status StepStaging::grow(size_t at_least, cudaStream_t stream) {
         return failed_precondition("step staging: the arena would grow in a replayed graph step");
     }
     SE_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream));
-    const size_t bytes = aligned(std::max(at_least, 2 * host_.size_bytes()));
-    SE_ASSIGN_OR_RETURN(host_, PinnedBuffer::allocate(bytes));
-    SE_ASSIGN_OR_RETURN(device_, DeviceBuffer::allocate(bytes));
+    const size_t bytes = aligned(std::max(at_least, 2 * current().host.size_bytes()));
+    SE_ASSIGN_OR_RETURN(current().host, PinnedBuffer::allocate(bytes));
+    SE_ASSIGN_OR_RETURN(current().device, DeviceBuffer::allocate(bytes));
     used_ = 0;
     copies_.clear();
     trace_.clear();
@@ -51,11 +65,11 @@ Status StepStaging::grow(size_t at_least, cudaStream_t stream) {
 }
 
 Expected<StepStaging::Slot> StepStaging::reserve(size_t bytes, cudaStream_t stream) {
-    if (used_ + aligned(bytes) > host_.size_bytes()) {
+    if (used_ + aligned(bytes) > current().host.size_bytes()) {
         SE_RETURN_IF_ERROR(grow(used_ + aligned(bytes), stream));
     }
-    Slot slot{.host = static_cast<uint8_t*>(host_.data()) + used_,
-              .device = static_cast<uint8_t*>(device_.data()) + used_,
+    Slot slot{.host = static_cast<uint8_t*>(current().host.data()) + used_,
+              .device = static_cast<uint8_t*>(current().device.data()) + used_,
               .bytes = bytes};
     trace_.add(used_, bytes);
     used_ += aligned(bytes);

@@ -6,9 +6,11 @@
 //   pinned host  [ ids | positions | slots | metadata | ...free ]   bump-allocated per step
 //   device       [ ids | positions | slots | metadata | ...free ]   same offsets
 //
-// begin_step() starts over: the caller makes sure the previous step's copies have finished
-// (CudaOps::begin_step waits for its stream: a prefill chunk that samples nothing ends without
-// any synchronous copy).
+// There are two such pairs of arenas, and steps take turns: begin_step() hands the next step the
+// pair the step before last used, once that step's queued work (its copies, its kernels, the
+// sampling after it) has finished, which an event recorded at the following begin_step marks. So
+// the host may fill step N + 1's inputs while step N still runs (overlapped decode steps,
+// engine.h), and a step that samples nothing (a prefill chunk) ends without any wait.
 //
 // A step replayed from a CUDA graph (decode_graphs.h) fills the pinned arena only
 // (StagingSend::kHostOnly): the graph's own copy nodes move it, from the offsets its capture
@@ -24,6 +26,7 @@
 #include <utility>
 
 #include "backend/cuda/device_buffer.h"
+#include "backend/cuda/event.h"
 #include "backend/cuda/pinned_buffer.h"
 #include "backend/cuda/staging_trace.h"
 #include "core/expected.h"
@@ -39,7 +42,9 @@ class StepStaging {
   public:
     static Expected<StepStaging> create(size_t capacity_bytes);
 
-    void begin_step(StagingSend send);
+    // Starts a step on the other pair of arenas, after waiting for the step that last used them;
+    // `stream` is the one every copy and kernel of a step goes to.
+    Status begin_step(StagingSend send, cudaStream_t stream);
     // Changes how the rest of the step sends (kQueue after a graph's part of the step).
     void set_send(StagingSend send) { send_ = send; }
 
@@ -75,13 +80,24 @@ class StepStaging {
     // What this step has claimed so far, in order.
     const StagingTrace& trace() const { return trace_; }
 
-  private:
-    StepStaging(PinnedBuffer host, DeviceBuffer device)
-        : host_(std::move(host)), device_(std::move(device)) {}
-    Status grow(size_t at_least, cudaStream_t stream);
+    // Which pair of arenas the current step fills (0 or 1): a graph's copies hold one pair's
+    // addresses.
+    int32_t arena() const { return current_; }
 
-    PinnedBuffer host_;
-    DeviceBuffer device_;
+  private:
+    struct Arenas {
+        PinnedBuffer host;
+        DeviceBuffer device;
+        CudaEvent done;  // recorded after the last step that used them
+    };
+    static Expected<Arenas> allocate(size_t bytes);
+    explicit StepStaging(Arenas first, Arenas second)
+        : arenas_{std::move(first), std::move(second)} {}
+    Status grow(size_t at_least, cudaStream_t stream);
+    Arenas& current() { return arenas_[current_]; }
+
+    Arenas arenas_[2];
+    int32_t current_ = 0;
     size_t used_ = 0;
     uint64_t generation_ = 0;
     uint64_t arena_version_ = 0;
