@@ -39,6 +39,10 @@ void add_engine_flags(CLI::App& app, EngineFlags& f) {
         ->capture_default_str();
     app.add_flag("--enforce-eager", f.enforce_eager,
                  "GPU: launch every step's kernels from the host (no CUDA graphs for decode)");
+    app.add_flag("--async-scheduling,!--no-async-scheduling", f.async_scheduling,
+                 "GPU: queue each decode step before the previous step's tokens reach the host "
+                 "(where the method and the requests' sampling allow it)")
+        ->capture_default_str();
     app.add_option("--tensor-parallel-size", f.tensor_parallel_size,
                    "split the model over this many ranks (GPUs 0..N-1 on cuda; on the CPU, "
                    "threads sharing --threads' cores)")
@@ -127,6 +131,7 @@ Expected<EngineConfig> to_engine_config(const EngineFlags& f) {
     config.device = f.device;  // checked by the engine (backend_factory.h)
     config.gpu_memory_utilization = f.gpu_memory_utilization;  // checked by the engine
     config.enforce_eager = f.enforce_eager;
+    config.async_scheduling = f.async_scheduling;
     if (f.tensor_parallel_size < 1) return invalid_argument("--tensor-parallel-size must be >= 1");
     config.tensor_parallel_size = f.tensor_parallel_size;
     // A diagnosis switch, not a flag: where a GPU step's time goes (docs/gpu.md).

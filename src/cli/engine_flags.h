@@ -20,6 +20,7 @@ struct EngineFlags {
     std::string device = "auto";
     float gpu_memory_utilization = 0.9f;
     bool enforce_eager = false;
+    bool async_scheduling = true;
     int32_t tensor_parallel_size = 1;
     std::string kv_cache_memory = "auto";
     std::string kv_cache_dtype = "auto";

@@ -97,6 +97,7 @@ PrefixQuery Engine::prefix_query(const Sequence& seq) const {
 }
 
 void Engine::abort(RequestId id) {
+    drain_in_flight();  // the request may be in it
     auto it = seqs_.find(id);
     if (it == seqs_.end()) return;
     it->second->abort(cancelled(fmt::format("request {} was cancelled", id)));
@@ -127,7 +128,12 @@ void Engine::apply_queue_moves(const ScheduledStep& step) {
 
 void Engine::step() {
     // Pruning jobs run between batches, so no request reads a block while it moves.
-    if (!prune_queue_.empty()) run_prune_job();
+    if (!prune_queue_.empty()) {
+        drain_in_flight();
+        run_prune_job();
+    }
+    if (in_flight_ && queue_overlapped_step()) return;
+    drain_in_flight();
     std::optional<ScheduledStep> step = scheduler_->plan();
     if (!step) return;
     apply_queue_moves(*step);
@@ -146,6 +152,33 @@ void Engine::step() {
 }
 
 void Engine::after_forward(const ScheduledStep& step, StepLogits& out, double seconds) {
+    record_forward(step, seconds);
+    if (can_overlap(step, out)) {
+        // The next step() queues the next decode step before it takes these tokens.
+        const Status queued = runner_->queue_sample(out);
+        SE_CHECK(queued.ok(), "sampling on the %s backend: %s", device_name().data(),
+                 queued.to_string().c_str());
+        in_flight_ = InFlight{.seqs = out.seqs};
+        return;
+    }
+    if (out.on_backend) {
+        const auto sample_start = Clock::now();
+        const Status sampled = runner_->sample_on_backend(out, sampled_tokens_);
+        stats_.backend_sample_seconds +=
+            std::chrono::duration<double>(Clock::now() - sample_start).count();
+        // The logits and the device are beyond use if the backend cannot sample them.
+        SE_CHECK(sampled.ok(), "sampling on the %s backend: %s", device_name().data(),
+                 sampled.to_string().c_str());
+    }
+    for (size_t i = 0; i < out.seqs.size(); ++i) {
+        const std::span<float> row(out.logits.f32_row(static_cast<int64_t>(i)),
+                                   static_cast<size_t>(out.logits.cols));
+        append_token(*out.seqs[i], out.on_backend ? sampled_tokens_[i] : -1, row, out.on_backend);
+    }
+    refresh_gauges();
+}
+
+void Engine::record_forward(const ScheduledStep& step, double seconds) {
     const bool prefill = step.plan.phase == StepPhase::kPrefill;
     ++stats_.num_steps;
     (prefill ? stats_.prefill_seconds : stats_.decode_seconds) += seconds;
@@ -166,31 +199,21 @@ void Engine::after_forward(const ScheduledStep& step, StepLogits& out, double se
                                .first(static_cast<size_t>(seq->num_prompt_tokens()))});
         }
     }
-    if (out.on_backend) {
-        const auto sample_start = Clock::now();
-        const Status sampled = runner_->sample_on_backend(out, sampled_tokens_);
-        stats_.backend_sample_seconds +=
-            std::chrono::duration<double>(Clock::now() - sample_start).count();
-        // The logits and the device are beyond use if the backend cannot sample them.
-        SE_CHECK(sampled.ok(), "sampling on the %s backend: %s", device_name().data(),
-                 sampled.to_string().c_str());
+}
+
+bool Engine::append_token(Sequence& seq, int32_t token, std::span<float> raw_logits,
+                          bool on_backend) {
+    const bool done =
+        on_backend ? seq.append_sampled(token, raw_logits) : seq.sample_and_append(raw_logits);
+    metrics_.generation_tokens.inc();
+    if (auto itl = seq.last_inter_token_seconds(); itl && seq.output().token_ids.size() > 1) {
+        metrics_.inter_token_latency_seconds.observe(*itl);
     }
-    for (size_t i = 0; i < out.seqs.size(); ++i) {
-        Sequence* seq = out.seqs[i];
-        const std::span<float> row(out.logits.f32_row(static_cast<int64_t>(i)),
-                                   static_cast<size_t>(out.logits.cols));
-        const bool done = out.on_backend ? seq->append_sampled(sampled_tokens_[i], row)
-                                         : seq->sample_and_append(row);
-        metrics_.generation_tokens.inc();
-        if (auto itl = seq->last_inter_token_seconds(); itl && seq->output().token_ids.size() > 1) {
-            metrics_.inter_token_latency_seconds.observe(*itl);
-        }
-        if (seq->output().token_ids.size() == 1) {
-            metrics_.time_to_first_token_seconds.observe(seq->output().timings.first_token_seconds);
-        }
-        if (done) finish(*seq);
+    if (seq.output().token_ids.size() == 1) {
+        metrics_.time_to_first_token_seconds.observe(seq.output().timings.first_token_seconds);
     }
-    refresh_gauges();
+    if (done) finish(seq);
+    return done;
 }
 
 void Engine::recover_from_failed_step(const ScheduledStep& step) {

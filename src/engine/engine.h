@@ -6,6 +6,20 @@
 //     -> preempt (release KV) / admit (attach cached prefix) -> reserve KV (cache manager)
 //     -> forward (model through the sparse controller) -> sample, detokenize, stop, stream
 //     -> publish prompt KV to the prefix cache -> release finished sequences -> metrics
+//
+// Overlapped decode steps (--async-scheduling, engine_overlap.cc). Where the backend samples and
+// can feed its sampled tokens to the next forward pass (Ops::overlaps_steps), a decode step whose
+// requests all allow it (Sequence::can_overlap, MethodRuntime::overlaps_steps, one rank) leaves
+// its tokens on their way to the host, and the next step() queues step N + 1 first (each request
+// a placeholder token that the backend fills from N's draw), then takes N's tokens:
+//
+//   host    plan N+1 | queue N+1 | take N's tokens, stream, stop | plan N+2 | queue N+2 | ...
+//   device  ...... N ......|...... N+1 .............................|...... N+2 ........
+//
+// so the device never waits for the host between decode steps. A request that N ended (EOS, a
+// stop string) had one token computed in N+1 for nothing; it is dropped from N+1's results.
+// Anything else (a waiting request, a prefill, preemption, a prune job, abort) takes N's tokens
+// first and runs as without overlap; requests see the same tokens either way.
 #pragma once
 
 #include <deque>
@@ -88,7 +102,9 @@ class Engine {
 
     // Runs one step; a no-op when there is no work.
     void step();
-    bool has_work() const { return scheduler_->has_work() || !prune_queue_.empty(); }
+    bool has_work() const {
+        return scheduler_->has_work() || !prune_queue_.empty() || in_flight_.has_value();
+    }
 
     // Outputs of requests that finished since the last call.
     std::vector<RequestOutput> take_finished();
@@ -189,6 +205,19 @@ class Engine {
                                                  const PruneScoring& scoring);
     void apply_queue_moves(const ScheduledStep& step);
     void after_forward(const ScheduledStep& step, StepLogits& out, double seconds);
+    // The step ran: its requests advance, the step's time and tokens are counted.
+    void record_forward(const ScheduledStep& step, double seconds);
+    // A request's sampled token is appended: metrics, and finish when it ended the request.
+    // Returns whether it did.
+    bool append_token(Sequence& seq, int32_t token, std::span<float> raw_logits, bool on_backend);
+    // Overlapped decode steps (engine_overlap.cc).
+    bool can_overlap(const ScheduledStep& step, const StepLogits& out) const;
+    bool queue_overlapped_step();
+    // Takes the in-flight step's tokens (nothing to do without one).
+    void drain_in_flight();
+    // The tokens of the oldest sampling queued, for `seqs` (null: a request already finished);
+    // a request they end is also dropped from in_flight_.
+    void take_tokens(std::span<Sequence* const> seqs);
     void finish(Sequence& seq);
     void recover_from_failed_step(const ScheduledStep& step);
     void refresh_gauges();
@@ -223,6 +252,12 @@ class Engine {
     std::unique_ptr<ChainAwareOracle> oracle_;
     std::unique_ptr<ModelRunner> runner_;
     std::vector<int32_t> sampled_tokens_;  // tokens a backend drew this step, per sampling seq
+    // The decode step queued last whose tokens the host has not taken: its sampling requests,
+    // null where a request ended before (overlapped steps).
+    struct InFlight {
+        std::vector<Sequence*> seqs;
+    };
+    std::optional<InFlight> in_flight_;
     std::unique_ptr<Scheduler> scheduler_;
     std::map<RequestId, std::unique_ptr<Sequence>> seqs_;
     std::vector<RequestOutput> finished_;

@@ -21,6 +21,9 @@ struct EngineConfig {
     float gpu_memory_utilization = 0.9f;  // --gpu-memory-utilization: share of the GPU's memory
     bool time_ops = false;       // GPU: device time per op kind at exit (SE_CUDA_OP_TIMES=1)
     bool enforce_eager = false;  // --enforce-eager: GPU decode steps without CUDA graphs
+    // --async-scheduling / --no-async-scheduling: queue each decode step before the tokens of
+    // the one before are on the host, where the backend and the requests allow it (engine.h).
+    bool async_scheduling = true;
     // --kv-cache-memory; 0: 4 GiB on the CPU, on a GPU what --gpu-memory-utilization leaves
     // after weights and activations.
     int64_t kv_cache_memory_bytes = 0;

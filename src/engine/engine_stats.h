@@ -16,6 +16,8 @@ struct EngineStats {
     // sampling kernels and the copy). A step's wall time less both is the host's own work
     // (scheduling, bookkeeping, metrics), during which a synchronous backend idles.
     double backend_sample_seconds = 0.0;
+    // Decode steps queued before the host had the previous step's tokens (engine.h).
+    int64_t overlapped_steps = 0;
 
     double prefill_tokens_per_second() const {
         return prefill_seconds > 0 ? prefill_tokens / prefill_seconds : 0.0;

@@ -2,9 +2,13 @@
 
 #include <algorithm>
 
+#include "backend/sampling_rows.h"
+
 namespace se {
 
-Expected<StepLogits> ModelRunner::execute(const ScheduledStep& step) {
+Expected<StepLogits> ModelRunner::execute(const ScheduledStep& step,
+                                          std::span<const int32_t> fed_rows) {
+    SE_CHECK(fed_rows.empty() || fed_rows.size() == step.seqs.size());
     token_ids_.clear();
     positions_.clear();
     logit_rows_.clear();
@@ -18,6 +22,10 @@ Expected<StepLogits> ModelRunner::execute(const ScheduledStep& step) {
         for (int32_t t = first; t < first + planned.num_new_tokens; ++t) {
             token_ids_.push_back(seq->tokens()[t]);
             positions_.push_back(t);
+        }
+        if (!fed_rows.empty() && fed_rows[i] >= 0) {
+            SE_CHECK(planned.num_new_tokens == 1 && seq->has_pending_token());
+            token_ids_.back() = fed_token_id(fed_rows[i]);
         }
         row += planned.num_new_tokens;
         shape.max_kv_len = std::max(shape.max_kv_len, first + planned.num_new_tokens);
@@ -101,17 +109,30 @@ void ModelRunner::forward_all(const ForwardBatch& batch, const TensorView& logit
     });
 }
 
-Status ModelRunner::sample_on_backend(const StepLogits& out, std::vector<int32_t>& tokens) {
+TensorView ModelRunner::plan_samples(const StepLogits& out) {
     SE_CHECK(out.on_backend);
     const auto num_rows = static_cast<int64_t>(out.seqs.size());
     edits_.clear();
     rows_.clear();
     for (int64_t i = 0; i < num_rows; ++i)
         rows_.push_back(out.seqs[i]->plan_sample(static_cast<int32_t>(i), edits_));
-    tokens.resize(static_cast<size_t>(num_rows));
-    const TensorView device_logits{DType::kF32, device_logits_.data(), num_rows,
-                                   model_.config().vocab_size};
+    return TensorView{DType::kF32, device_logits_.data(), num_rows, model_.config().vocab_size};
+}
+
+Status ModelRunner::sample_on_backend(const StepLogits& out, std::vector<int32_t>& tokens) {
+    const TensorView device_logits = plan_samples(out);
+    tokens.resize(out.seqs.size());
     return model_.ops().sample(device_logits, edits_, rows_, tokens);
+}
+
+Status ModelRunner::queue_sample(const StepLogits& out) {
+    const TensorView device_logits = plan_samples(out);
+    return model_.ops().sample_async(device_logits, edits_, rows_);
+}
+
+Status ModelRunner::take_sampled(std::vector<int32_t>& tokens, size_t num_rows) {
+    tokens.resize(num_rows);
+    return model_.ops().sampled_tokens(tokens);
 }
 
 Status ModelRunner::reserve(int64_t max_rows) {

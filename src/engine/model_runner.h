@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "engine/rank_threads.h"
@@ -37,16 +38,28 @@ class ModelRunner {
     ModelRunner(std::vector<RankModel> ranks, RankThreads& threads);
 
     // Fails (changing nothing) when the method cannot reserve KV room for the step.
-    Expected<StepLogits> execute(const ScheduledStep& step);
+    //
+    // An overlapped decode step (engine.h) names, for each of step.seqs, the row of the last
+    // backend sampling that drew its input token (fed_rows[i] >= 0; that token is a placeholder
+    // on the host), or -1 where the host holds it. Empty: every token is on the host.
+    Expected<StepLogits> execute(const ScheduledStep& step, std::span<const int32_t> fed_rows = {});
 
     // Where the backend samples (Ops::samples_on_device): draws every sequence's token of
     // `out` there; tokens[i] is for out.seqs[i].
     Status sample_on_backend(const StepLogits& out, std::vector<int32_t>& tokens);
 
+    // The same in two halves, so that the next step can be queued in between (Ops::sample_async):
+    // queue the draws of `out`, then take the tokens of the oldest sampling queued, one for
+    // each of its rows.
+    Status queue_sample(const StepLogits& out);
+    Status take_sampled(std::vector<int32_t>& tokens, size_t num_rows);
+
     // Allocates the logits of steps that sample up to `max_rows` sequences up front.
     Status reserve(int64_t max_rows);
 
   private:
+    // Plans the draw of every sequence of `out` (rows_, edits_); the logits they read.
+    TensorView plan_samples(const StepLogits& out);
     // begin_step on every rank; they must agree (each holds the same blocks).
     Status begin_step_all(const StepPlan& plan);
     void forward_all(const ForwardBatch& batch, const TensorView& logits);

@@ -73,7 +73,37 @@ RowSampling Sequence::plan_sample(int32_t row, std::vector<LogitEdit>& edits) {
 
 bool Sequence::append_sampled(int32_t token, std::span<const float> raw_logits) {
     SE_CHECK(status_ == SeqStatus::kRunning && num_pending_tokens() == 0);
+    if (pending_token_) {
+        // The step after this one ran on the placeholder's place (its KV is computed): the
+        // token takes it, and the sequence is where a plain step would have left it.
+        tokens_.pop_back();
+        pending_token_ = false;
+    }
     return append(sampler_.finish(token, raw_logits));
+}
+
+void Sequence::push_pending_token() {
+    SE_CHECK(status_ == SeqStatus::kRunning && num_pending_tokens() == 0 && !pending_token_ &&
+             num_computed_tokens_ >= num_prompt_tokens_);
+    tokens_.push_back(kPendingToken);
+    pending_token_ = true;
+}
+
+void Sequence::drop_pending_token() {
+    SE_CHECK(pending_token_ && num_computed_tokens_ < num_tokens());
+    tokens_.pop_back();
+    pending_token_ = false;
+}
+
+bool Sequence::can_overlap() const {
+    const SamplingParams& p = sampler_.params();
+    return !p.logprobs && p.repetition_penalty == 1.0f && p.frequency_penalty == 0.0f &&
+           p.presence_penalty == 0.0f && !output_.chain;
+}
+
+bool Sequence::ends_at_next_token() const {
+    const std::optional<int32_t>& max_tokens = sampler_.params().max_tokens;
+    return max_tokens && static_cast<int32_t>(output_.token_ids.size()) + 1 >= *max_tokens;
 }
 
 bool Sequence::append(const SampleResult& result) {

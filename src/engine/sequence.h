@@ -90,6 +90,22 @@ class Sequence {
     bool append_sampled(int32_t token, std::span<const float> raw_logits);
     bool wants_raw_logits() const { return sampler_.params().logprobs.has_value(); }
 
+    // Overlapped decode steps (engine.h). The next step is queued before this step's token is
+    // on the host: push_pending_token() appends a placeholder (kPendingToken) for it, which the
+    // next step reads on the backend instead (ModelRunner::execute's fed rows), and
+    // append_sampled() then puts the real token in its place. drop_pending_token() takes the
+    // placeholder back when that step is not run after all.
+    static constexpr int32_t kPendingToken = -1;
+    void push_pending_token();
+    void drop_pending_token();
+    bool has_pending_token() const { return pending_token_; }
+    // Whether the next step's draw can be planned without this step's token: no logprobs to
+    // return, no penalty that reads the generated tokens, no Chain Cache state to park.
+    bool can_overlap() const;
+    // Whether the token of the step that has just run is certain to end the request (its
+    // max_tokens), whatever it is: no later step is queued for it.
+    bool ends_at_next_token() const;
+
     // Ends the request without a natural stop (cancelled or failed).
     void abort(Status error);
 
@@ -122,6 +138,7 @@ class Sequence {
     std::optional<double> last_itl_;
     bool admitted_before_ = false;
     int32_t num_preemptions_ = 0;
+    bool pending_token_ = false;  // tokens_.back() is kPendingToken
 };
 
 }  // namespace se

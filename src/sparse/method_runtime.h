@@ -29,6 +29,11 @@ class MethodRuntime {
     // backend's kernels say false.
     virtual bool reads_activations_on_host() const { return true; }
 
+    // Whether the engine may queue a decode step before the tokens of the one before are on the
+    // host (overlapped steps, engine.h): nothing the method does between its steps waits for or
+    // reads what a step computed, and no decision of it depends on token ids. Default false.
+    virtual bool overlaps_steps() const { return false; }
+
     // Optional. Runs once per step after the cache manager reserved room for every new token.
     // May reset per-step state and read the plan (keep a copy: the reference dies with the
     // step); must not change the cache manager's state.

@@ -97,5 +97,15 @@ TEST(BenchCliTest, EnforceEagerParses) {
     EXPECT_EQ(out.size(), 2u);
 }
 
+// --async-scheduling (the default) and --no-async-scheduling: engine flags every command takes;
+// the CPU backend samples on the host, so its steps never overlap, and both flags run.
+TEST(BenchCliTest, AsyncSchedulingFlagsParse) {
+    for (const char* flag : {"--async-scheduling", "--no-async-scheduling"}) {
+        const nlohmann::json out = bench_json({"-p", "8", "-n", "2", flag});
+        ASSERT_TRUE(out.is_array()) << flag << ": " << out;
+        EXPECT_EQ(out.size(), 2u) << flag;
+    }
+}
+
 }  // namespace
 }  // namespace se::testing

@@ -9,6 +9,8 @@ class DenseRuntime final : public MethodRuntime {
   public:
     // Full selections: nothing of q or the cache is read outside the attention kernels.
     bool reads_activations_on_host() const override { return false; }
+    // Nothing runs between steps: a step may be queued behind the one before.
+    bool overlaps_steps() const override { return true; }
     Selection select_prefill(int32_t, const ConstTensorView&) override { return Selection::full(); }
     Selection select_decode(int32_t, const ConstTensorView&) override { return Selection::full(); }
 };
