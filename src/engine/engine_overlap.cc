@@ -14,9 +14,9 @@ using Clock = std::chrono::steady_clock;
 }  // namespace
 
 bool Engine::can_overlap(const ScheduledStep& step, const StepLogits& out) const {
-    if (!config_.async_scheduling || tp_size() != 1 || !out.on_backend ||
-        !ops_->overlaps_steps() || !method_.runtime->overlaps_steps() ||
-        step.plan.phase != StepPhase::kDecode || out.seqs.size() != step.seqs.size()) {
+    if (!config_.async_scheduling || tp_size() != 1 || !out.on_backend || !ops_->overlaps_steps() ||
+        !method_.runtime->overlaps_steps() || step.plan.phase != StepPhase::kDecode ||
+        out.seqs.size() != step.seqs.size()) {
         return false;
     }
     return std::all_of(out.seqs.begin(), out.seqs.end(),

@@ -61,6 +61,8 @@ SamplingParams greedy(int32_t max_tokens) {
     return p;
 }
 
+void expect_same_outputs(const EngineRun& got, const EngineRun& want);
+
 class OverlapEngineTest : public ::testing::Test {
   protected:
     void SetUp() override {
@@ -117,6 +119,18 @@ class OverlapEngineTest : public ::testing::Test {
         return result;
     }
 
+    // The requests run with plain steps, then overlapped (with `options` otherwise); the
+    // overlapped run must give the plain one's outputs.
+    std::pair<EngineRun, EngineRun> plain_and_overlapped(const std::vector<Request>& requests,
+                                                         RunOptions options) const {
+        options.async = false;
+        EngineRun plain = run(requests, options);
+        options.async = true;
+        EngineRun overlapped = run(requests, options);
+        expect_same_outputs(overlapped, plain);
+        return {std::move(plain), std::move(overlapped)};
+    }
+
     TempDir dir_;
 };
 
@@ -143,9 +157,7 @@ std::vector<Request> shrinking_batch() {
 
 TEST_F(OverlapEngineTest, GreedyTokensEqualPlainSteps) {
     const std::vector<Request> requests = shrinking_batch();
-    const EngineRun plain = run(requests, {.async = false});
-    const EngineRun overlapped = run(requests, {.async = true});
-    expect_same_outputs(overlapped, plain);
+    const auto [plain, overlapped] = plain_and_overlapped(requests, {});
     EXPECT_EQ(plain.stats.overlapped_steps, 0);
     // 40 decode steps in all (the longest request's 39 after its first token, and the steps
     // where the batch changes size run plain): most of them are overlapped.
@@ -162,9 +174,7 @@ TEST_F(OverlapEngineTest, StopTokensEndRequestsWherePlainStepsEndThem) {
     const std::vector<int32_t> stops = {first.outputs[0].token_ids.at(6),
                                         first.outputs[3].token_ids.at(11)};
     for (Request& r : requests) r.params.stop_token_ids = stops;
-    const EngineRun plain = run(requests, {.async = false});
-    const EngineRun overlapped = run(requests, {.async = true});
-    expect_same_outputs(overlapped, plain);
+    const auto [plain, overlapped] = plain_and_overlapped(requests, {});
     ASSERT_EQ(plain.outputs[0].finish_reason, FinishReason::kStop);
     EXPECT_LE(plain.outputs[0].token_ids.size(), 7u);
     EXPECT_GT(overlapped.stats.overlapped_steps, 0);
@@ -183,9 +193,7 @@ TEST_F(OverlapEngineTest, SeededSamplingEqualsPlainSteps) {
         p.min_p = 0.01f;
         p.seed = 7 + i;
     }
-    const EngineRun plain = run(requests, {.async = false});
-    const EngineRun overlapped = run(requests, {.async = true});
-    expect_same_outputs(overlapped, plain);
+    const auto [plain, overlapped] = plain_and_overlapped(requests, {});
     EXPECT_GE(overlapped.stats.overlapped_steps, 30);
 }
 
@@ -196,32 +204,22 @@ TEST_F(OverlapEngineTest, RequestsThatReadTheirTokensRunPlainSteps) {
                                      {random_prompt(6, 12), greedy(20)}};
     requests[0].params.repetition_penalty = 1.3f;
     requests[1].params.logprobs = 2;
-    const EngineRun plain = run(requests, {.async = false});
-    const EngineRun overlapped = run(requests, {.async = true});
-    expect_same_outputs(overlapped, plain);
+    const auto [plain, overlapped] = plain_and_overlapped(requests, {});
     EXPECT_EQ(overlapped.stats.overlapped_steps, 0);
 }
 
 TEST_F(OverlapEngineTest, AbortTakesTheQueuedStepsTokensFirst) {
     const std::vector<Request> requests = shrinking_batch();
-    const RunOptions abort_one{.abort = Event{.at = 12, .request = 0}};
-    RunOptions plain_options = abort_one;
-    plain_options.async = false;
-    const EngineRun plain = run(requests, plain_options);
-    const EngineRun overlapped = run(requests, abort_one);
-    expect_same_outputs(overlapped, plain);
+    const auto [plain, overlapped] =
+        plain_and_overlapped(requests, {.abort = Event{.at = 12, .request = 0}});
     EXPECT_EQ(overlapped.outputs[0].finish_reason, FinishReason::kAbort);
     EXPECT_GT(overlapped.stats.overlapped_steps, 0);
 }
 
 TEST_F(OverlapEngineTest, ALateRequestIsPrefilledAfterTheQueuedStep) {
     const std::vector<Request> requests = shrinking_batch();
-    const RunOptions late{.late = Event{.at = 8, .request = 1}};
-    RunOptions plain_options = late;
-    plain_options.async = false;
-    const EngineRun plain = run(requests, plain_options);
-    const EngineRun overlapped = run(requests, late);
-    expect_same_outputs(overlapped, plain);
+    const auto [plain, overlapped] =
+        plain_and_overlapped(requests, {.late = Event{.at = 8, .request = 1}});
     EXPECT_GT(overlapped.stats.overlapped_steps, 0);
 }
 
