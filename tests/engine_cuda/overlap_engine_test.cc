@@ -9,6 +9,7 @@
 // decoding, a placeholder left in a sequence, a step lost at the end.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <optional>
@@ -42,8 +43,8 @@ struct Event {
 struct RunOptions {
     bool async = true;
     bool enforce_eager = false;
-    std::optional<Event> abort;
-    std::optional<Event> late;  // the request is added after this step instead of at the start
+    std::optional<Event> abort{};
+    std::optional<Event> late{};  // the request is added after this step instead of at the start
 };
 
 std::vector<int32_t> random_prompt(uint64_t seed, int32_t len) {
@@ -167,23 +168,9 @@ TEST_F(OverlapEngineTest, GreedyTokensEqualPlainSteps) {
     expect_same_outputs(run(requests, {.async = true, .enforce_eager = true}), plain);
 }
 
-TEST_F(OverlapEngineTest, StopTokensEndRequestsWherePlainStepsEndThem) {
-    std::vector<Request> requests = shrinking_batch();
-    const EngineRun first = run(requests, {.async = false});
-    // A token request 0 draws at its 7th step, and one request 3 draws at its 12th, stop them all.
-    const std::vector<int32_t> stops = {first.outputs[0].token_ids.at(6),
-                                        first.outputs[3].token_ids.at(11)};
-    for (Request& r : requests) r.params.stop_token_ids = stops;
-    const auto [plain, overlapped] = plain_and_overlapped(requests, {});
-    ASSERT_EQ(plain.outputs[0].finish_reason, FinishReason::kStop);
-    EXPECT_LE(plain.outputs[0].token_ids.size(), 7u);
-    EXPECT_GT(overlapped.stats.overlapped_steps, 0);
-    // A request a stop token ended had one more token computed, in the step queued before the
-    // host saw that token, and dropped.
-    EXPECT_GT(overlapped.stats.decode_tokens, plain.stats.decode_tokens);
-}
-
-TEST_F(OverlapEngineTest, SeededSamplingEqualsPlainSteps) {
+// Seeded sampling, so that the tokens vary (greedy tokens of dummy weights tend to repeat one
+// token from the first on, which would stop requests at their prefill's token).
+std::vector<Request> sampled_batch() {
     std::vector<Request> requests = shrinking_batch();
     for (size_t i = 0; i < requests.size(); ++i) {
         SamplingParams& p = requests[i].params;
@@ -193,7 +180,44 @@ TEST_F(OverlapEngineTest, SeededSamplingEqualsPlainSteps) {
         p.min_p = 0.01f;
         p.seed = 7 + i;
     }
+    return requests;
+}
+
+// The first token of `ids` from position `from` on that appears nowhere before it and is none of
+// `avoid`; -1 if there is none.
+int32_t first_new_token(const std::vector<int32_t>& ids, size_t from,
+                        const std::vector<int32_t>& avoid) {
+    for (size_t i = from; i < ids.size(); ++i) {
+        const auto before = std::vector<int32_t>(ids.begin(), ids.begin() + i);
+        if (std::find(before.begin(), before.end(), ids[i]) == before.end() &&
+            std::find(avoid.begin(), avoid.end(), ids[i]) == avoid.end()) {
+            return ids[i];
+        }
+    }
+    return -1;
+}
+
+TEST_F(OverlapEngineTest, StopTokensEndRequestsWherePlainStepsEndThem) {
+    std::vector<Request> requests = sampled_batch();
+    const EngineRun first = run(requests, {.async = false});
+    // A token that request 0 draws first in a decode step (its 7th token or later) and that no
+    // request draws from its prompt, so that it ends request 0 mid-run.
+    std::vector<int32_t> prefill_tokens;
+    for (const RequestOutput& out : first.outputs) prefill_tokens.push_back(out.token_ids.at(0));
+    const int32_t stop = first_new_token(first.outputs[0].token_ids, 6, prefill_tokens);
+    ASSERT_GE(stop, 0) << "request 0 draws no new token after its 6th";
+    for (Request& r : requests) r.params.stop_token_ids = {stop};
     const auto [plain, overlapped] = plain_and_overlapped(requests, {});
+    ASSERT_EQ(plain.outputs[0].finish_reason, FinishReason::kStop);
+    EXPECT_GE(plain.outputs[0].token_ids.size(), 7u);
+    EXPECT_GT(overlapped.stats.overlapped_steps, 0);
+    // The step after the one that drew the stop token was queued before the host saw it: request
+    // 0 had one more token computed there, and dropped.
+    EXPECT_GT(overlapped.stats.decode_tokens, plain.stats.decode_tokens);
+}
+
+TEST_F(OverlapEngineTest, SeededSamplingEqualsPlainSteps) {
+    const auto [plain, overlapped] = plain_and_overlapped(sampled_batch(), {});
     EXPECT_GE(overlapped.stats.overlapped_steps, 30);
 }
 
