@@ -3,6 +3,7 @@
 // tokens, stop checks, planning, staging the next step's inputs) runs while the device computes.
 #include <algorithm>
 #include <chrono>
+#include <utility>
 
 #include "engine/engine.h"
 
