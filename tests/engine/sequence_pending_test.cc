@@ -20,8 +20,13 @@ SamplingParams greedy(int32_t max_tokens) {
 }
 
 std::unique_ptr<Sequence> make_running(SamplingParams params) {
-    auto seq = std::make_unique<Sequence>(
-        SequenceOptions{.id = 1, .prompt = {5, 6, 7}, .params = std::move(params)}, nullptr);
+    auto seq = std::make_unique<Sequence>(SequenceOptions{.id = 1,
+                                                          .prompt = {5, 6, 7},
+                                                          .params = std::move(params),
+                                                          .sampler = {},
+                                                          .eos_token_ids = {},
+                                                          .on_delta = {}},
+                                          nullptr);
     seq->set_status(SeqStatus::kRunning);
     seq->advance(3);  // the prompt's KV
     return seq;
