@@ -33,12 +33,15 @@ bool Engine::queue_overlapped_step() {
         std::any_of(prev.begin(), prev.end(), [](const Sequence* seq) { return seq == nullptr; })) {
         return false;
     }
-    // A request whose next token ends it by length gets no step after it.
+    // A request whose next token ends it by length gets no step after it. The others keep
+    // their order, and each reads its token from its row of the previous step's draw.
     std::vector<Sequence*> next;
-    for (Sequence* seq : prev) {
-        if (seq->ends_at_next_token()) continue;
-        seq->push_pending_token();
-        next.push_back(seq);
+    std::vector<int32_t> fed_rows;
+    for (size_t row = 0; row < prev.size(); ++row) {
+        if (prev[row]->ends_at_next_token()) continue;
+        prev[row]->push_pending_token();
+        next.push_back(prev[row]);
+        fed_rows.push_back(static_cast<int32_t>(row));
     }
     const auto undo = [&next] {
         for (Sequence* seq : next) seq->drop_pending_token();
@@ -50,12 +53,7 @@ bool Engine::queue_overlapped_step() {
         undo();  // out of KV room, or nothing left to decode: a plain step decides
         return false;
     }
-    apply_queue_moves(*step);
-    std::vector<int32_t> fed_rows;
-    for (const Sequence* seq : step->seqs) {
-        fed_rows.push_back(
-            static_cast<int32_t>(std::find(prev.begin(), prev.end(), seq) - prev.begin()));
-    }
+    apply_queue_moves(*step);  // step->seqs == next: fed_rows are its rows' sources
     const auto start = Clock::now();
     Expected<StepLogits> result = runner_->execute(*step, fed_rows);
     if (!result.ok()) {
@@ -88,18 +86,26 @@ void Engine::take_tokens(std::span<Sequence* const> seqs) {
     stats_.backend_sample_seconds += std::chrono::duration<double>(Clock::now() - start).count();
     SE_CHECK(taken.ok(), "sampling on the %s backend: %s", device_name().data(),
              taken.to_string().c_str());
+    // The step queued after these tokens (if any) holds a subsequence of `seqs` in their order
+    // (queue_overlapped_step): one walk finds each request's row there before finish() forgets
+    // the request.
+    std::vector<Sequence*>* queued = in_flight_ ? &in_flight_->seqs : nullptr;
+    size_t next_row = 0;
     for (size_t i = 0; i < seqs.size(); ++i) {
         Sequence* seq = seqs[i];
         if (seq == nullptr) continue;
-        // Its row in the step queued after these tokens, found before finish() forgets it.
-        Sequence** queued = nullptr;
-        if (in_flight_) {
-            auto it = std::find(in_flight_->seqs.begin(), in_flight_->seqs.end(), seq);
-            if (it != in_flight_->seqs.end()) queued = &*it;
+        Sequence** row = nullptr;
+        if (queued != nullptr && next_row < queued->size() && (*queued)[next_row] == seq) {
+            row = &(*queued)[next_row++];
         }
         const bool done = append_token(*seq, sampled_tokens_[i], {}, /*on_backend=*/true);
-        if (done && queued != nullptr) *queued = nullptr;
+        if (done && row != nullptr) *row = nullptr;
     }
+    SE_CHECK(queued == nullptr || next_row == queued->size(),
+             "overlapped steps: %zu of the queued step's %zu requests were not in the step "
+             "before it",
+             queued == nullptr ? size_t{0} : queued->size() - next_row,
+             queued == nullptr ? size_t{0} : queued->size());
     // A queued step whose every request has ended computes nothing anyone reads.
     if (in_flight_ && std::all_of(in_flight_->seqs.begin(), in_flight_->seqs.end(),
                                   [](const Sequence* seq) { return seq == nullptr; })) {
