@@ -4,20 +4,14 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "engine/sequence.h"
+#include "support/greedy_params.h"
 
-namespace se {
+namespace se::testing {
 namespace {
-
-SamplingParams greedy(int32_t max_tokens) {
-    SamplingParams p;
-    p.temperature = 0.0f;
-    p.ignore_eos = true;
-    p.max_tokens = max_tokens;
-    return p;
-}
 
 std::unique_ptr<Sequence> make_running(SamplingParams params) {
     auto seq = std::make_unique<Sequence>(SequenceOptions{.id = 1,
@@ -104,19 +98,18 @@ TEST(SequencePendingTest, OnlyRequestsThatNeverReadTheirTokensOverlap) {
     seeded.logit_bias = {{4, 2.0f}};  // static: the same edit every step
     seeded.min_tokens = 4;            // counts tokens, reads none
     EXPECT_TRUE(make_running(seeded)->can_overlap());
-    SamplingParams logprobs = greedy(8);
-    logprobs.logprobs = 1;
-    EXPECT_FALSE(make_running(logprobs)->can_overlap());
-    SamplingParams repetition = greedy(8);
-    repetition.repetition_penalty = 1.1f;
-    EXPECT_FALSE(make_running(repetition)->can_overlap());
-    SamplingParams frequency = greedy(8);
-    frequency.frequency_penalty = 0.5f;
-    EXPECT_FALSE(make_running(frequency)->can_overlap());
-    SamplingParams presence = greedy(8);
-    presence.presence_penalty = 0.5f;
-    EXPECT_FALSE(make_running(presence)->can_overlap());
+    const std::vector<std::pair<const char*, void (*)(SamplingParams&)>> readers = {
+        {"logprobs", [](SamplingParams& p) { p.logprobs = 1; }},
+        {"repetition_penalty", [](SamplingParams& p) { p.repetition_penalty = 1.1f; }},
+        {"frequency_penalty", [](SamplingParams& p) { p.frequency_penalty = 0.5f; }},
+        {"presence_penalty", [](SamplingParams& p) { p.presence_penalty = 0.5f; }},
+    };
+    for (const auto& [name, set] : readers) {
+        SamplingParams params = greedy(8);
+        set(params);
+        EXPECT_FALSE(make_running(params)->can_overlap()) << name;
+    }
 }
 
 }  // namespace
-}  // namespace se
+}  // namespace se::testing

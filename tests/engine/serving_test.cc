@@ -6,6 +6,7 @@
 
 #include "engine/engine.h"
 #include "model/model_resolver.h"
+#include "support/greedy_params.h"
 
 namespace se::testing {
 namespace {
@@ -31,14 +32,6 @@ std::vector<int32_t> random_prompt(std::mt19937& rng, int32_t len) {
     std::vector<int32_t> p(static_cast<size_t>(len));
     // Ordinary tokens (ids below 17 are special).
     for (int32_t& t : p) t = 17 + static_cast<int32_t>(rng() % 40000);
-    return p;
-}
-
-SamplingParams greedy(int32_t max_tokens) {
-    SamplingParams p;
-    p.temperature = 0.0f;
-    p.ignore_eos = true;
-    p.max_tokens = max_tokens;
     return p;
 }
 

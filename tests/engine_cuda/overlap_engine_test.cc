@@ -16,6 +16,7 @@
 #include <random>
 
 #include "engine/engine.h"
+#include "support/greedy_params.h"
 #include "support/test_files.h"
 
 namespace se::testing {
@@ -52,14 +53,6 @@ std::vector<int32_t> random_prompt(uint64_t seed, int32_t len) {
     std::vector<int32_t> ids(static_cast<size_t>(len));
     for (int32_t& id : ids) id = 1 + static_cast<int32_t>(rng() % (kVocab - 1));
     return ids;
-}
-
-SamplingParams greedy(int32_t max_tokens) {
-    SamplingParams p;
-    p.temperature = 0.0f;
-    p.ignore_eos = true;
-    p.max_tokens = max_tokens;
-    return p;
 }
 
 void expect_same_outputs(const EngineRun& got, const EngineRun& want);

@@ -7,6 +7,7 @@
 
 #include "core/check.h"
 #include "engine/engine.h"
+#include "support/greedy_params.h"
 #include "support/test_files.h"
 
 namespace se::testing {
@@ -28,14 +29,6 @@ inline std::unique_ptr<Engine> make_engine(const EngineConfig& ec) {
     auto engine = Engine::create(ec);
     SE_CHECK(engine.ok(), "%s", engine.status().to_string().c_str());
     return std::move(engine).value();
-}
-
-inline SamplingParams greedy(int32_t max_tokens) {
-    SamplingParams p;
-    p.temperature = 0.0f;
-    p.ignore_eos = true;
-    p.max_tokens = max_tokens;
-    return p;
 }
 
 // Runs one request to completion (other requests may run beside it).
