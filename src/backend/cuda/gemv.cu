@@ -235,7 +235,8 @@ __global__ void __launch_bounds__(kThreads, kMinCtas)
     // The weights are no kernel's output: the first round streams while the previous one ends.
     if constexpr (kLoadAhead) load_round(warp);
 
-    pdl_wait();  // x is the previous kernel's output
+    // x is the previous kernel's output; the first round above is issued before the wait.
+    pdl_wait_behind_loads(p.m - kGemvMaxRows);
 
     bool has_x[kHalves];
     const bf16* x_row[kHalves];

@@ -35,6 +35,19 @@ __device__ __forceinline__ void pdl_wait() {
     asm volatile("griddepcontrol.wait;\n" ::: "memory");
 }
 
+// pdl_wait() behind the loads written before it. ptxas schedules griddepcontrol.wait as early as
+// its basic block allows, above loads whose results are needed only after it: a GEMV's first
+// round of weights, written before the wait to stream while the previous kernel ends, issued
+// after it in every m <= 8 GEMV of the CUDA 13 build, so that its latency came after the previous
+// kernel instead of under its tail. A loop ends the block (ptxas neither drops nor predicates it),
+// and the loads stay in front. `never` must be 0 or less at run time and unknown to the compiler
+// (the GEMV passes m - kGemvMaxRows): the loop never runs. tests/backend_cuda/sass_order_test.py
+// checks the order in the built GEMV.
+__device__ __forceinline__ void pdl_wait_behind_loads(int never) {
+    for (int i = 0; i < never; ++i) asm volatile("nanosleep.u32 0;\n" ::: "memory");
+    pdl_wait();
+}
+
 // Lets the stream's next kernel launch once every CTA of this grid has called this or exited.
 __device__ __forceinline__ void pdl_launch_dependents() {
     asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");

@@ -1,0 +1,92 @@
+"""The built GEMV issues its first round of weights before the programmatic-launch wait.
+
+gemv.cu's GEMVs of up to 8 rows of x load their first round of weights before pdl_wait(), so that
+those bytes stream while the previous kernel ends. ptxas is free to schedule the wait
+(griddepcontrol.wait, SASS ACQBULK) above loads whose results are needed only after it, and in the
+CUDA 13 build it did so in every such kernel: the loads were issued after the wait, and batch-1
+decode steps of an 8B model took 0.9% longer (pdl.cuh, pdl_wait_behind_loads). Nothing in a test's
+numbers shows the difference, so this reads the machine code: for each of the four m <= 8 GEMV
+kernels (one per epilogue), every weight load of the first round (2 x kUnroll per thread: rows g
+and g + 8 of each of the round's quads, `LDG.E.NA...` for ld.global.nc.L1::no_allocate) must come
+before the first ACQBULK.
+
+Usage: sass_order_test.py GEMV_SOURCE OBJECT... (the se_backend_cuda objects; gemv.cu.o is
+picked). cuobjdump and nvdisasm come from PyPI's nvidia-cuda-cuobjdump and nvidia-cuda-nvdisasm
+wheels in the Python environment that runs this (scripts/setup-python-tests).
+"""
+import os
+import re
+import subprocess
+import sys
+
+KERNEL = re.compile(r"_ZN\w*gemv_kernelILi1ELi3ELNS0_12GemvEpilogueE(\d)E\w*")
+WEIGHT_LOAD = re.compile(r"\bLDG\.E\.NA\b")
+WAIT = re.compile(r"\bACQBULK\b")
+EPILOGUES = 4  # kStore, kSiluMul, kRopeStore, kResidualNorm
+
+
+def find_tool(name):
+    """The wheel's binary under this interpreter's prefix (nvidia/cu13/bin/NAME)."""
+    for root, _, files in os.walk(sys.prefix):
+        if name in files and os.path.basename(root) == "bin" and "nvidia" in root:
+            path = os.path.join(root, name)
+            os.chmod(path, 0o755)  # wheels may drop the executable bit
+            return path
+    sys.exit(f"sass_order_test: {name} not found under {sys.prefix} "
+             "(scripts/setup-python-tests installs it)")
+
+
+def unroll_of(gemv_source):
+    """kUnroll of gemv.cu: quads each warp has in flight, so 2 x kUnroll loads a round."""
+    with open(gemv_source) as f:
+        match = re.search(r"constexpr int kUnroll = (\d+);", f.read())
+    if not match:
+        sys.exit(f"sass_order_test: no kUnroll in {gemv_source}")
+    return int(match.group(1))
+
+
+def loads_before_wait(sass):
+    """(weight loads before the first wait, weight loads in all, waits) of one kernel's SASS."""
+    lines = sass.splitlines()
+    waits = [i for i, line in enumerate(lines) if WAIT.search(line)]
+    loads = [i for i, line in enumerate(lines) if WEIGHT_LOAD.search(line)]
+    first_wait = waits[0] if waits else len(lines)
+    return sum(1 for i in loads if i < first_wait), len(loads), len(waits)
+
+
+def main():
+    if len(sys.argv) < 3:
+        sys.exit(__doc__)
+    round_loads = 2 * unroll_of(sys.argv[1])
+    # CMake's $<TARGET_OBJECTS:...> may arrive as one ;-separated argument.
+    paths = [o for arg in sys.argv[2:] for o in arg.split(";") if o]
+    objects = [o for o in paths if os.path.basename(o) == "gemv.cu.o"]
+    if len(objects) != 1:
+        sys.exit(f"sass_order_test: expected one gemv.cu.o among the objects, got {objects}")
+    cuobjdump = find_tool("cuobjdump")
+    env = dict(os.environ, PATH=os.path.dirname(find_tool("nvdisasm")) + os.pathsep +
+               os.environ.get("PATH", ""))
+    usage = subprocess.run([cuobjdump, "-res-usage", objects[0]], capture_output=True,
+                           text=True, check=True, env=env).stdout
+    names = {m.group(1): m.group(0) for m in KERNEL.finditer(usage)}
+    failures = []
+    if len(names) != EPILOGUES:
+        failures.append(f"found {len(names)} m <= 8 GEMV kernels, expected {EPILOGUES}: {names}")
+    for epilogue, name in sorted(names.items()):
+        sass = subprocess.run([cuobjdump, "-sass", "-fun", name, objects[0]], capture_output=True,
+                              text=True, check=True, env=env).stdout
+        before, total, waits = loads_before_wait(sass)
+        print(f"epilogue {epilogue}: {before} of {total} weight loads before the first of "
+              f"{waits} waits (want {round_loads})")
+        if waits == 0:
+            failures.append(f"epilogue {epilogue}: no griddepcontrol.wait (ACQBULK) in {name}")
+        elif before != round_loads:
+            failures.append(f"epilogue {epilogue}: {before} weight loads before the wait, "
+                            f"want the first round's {round_loads}")
+    if failures:
+        sys.exit("sass_order_test: FAILED\n  " + "\n  ".join(failures))
+    print("sass_order_test: OK")
+
+
+if __name__ == "__main__":
+    main()
