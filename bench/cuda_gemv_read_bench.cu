@@ -10,6 +10,9 @@
 //   gemv, 4 CTAs: the same at 4 CTAs per SM (a third more bytes in flight)
 //   gemv, 8 quads: the same with 8 quads a round (twice the bytes in flight per warp)
 //   gemv, persistent: 3 CTAs per SM that walk the tiles (no CTA start and end per tile)
+//   span 2, span 4: the GEMV's CTAs and rounds, but the S (2 or 4) lane groups of a span read S
+//         adjacent 64-byte pieces of one row per instruction (S x 64 contiguous bytes; 8 / S rows
+//         an instruction), the order a GEMV could restore by exchanging registers within the span
 //   rows: the GEMV's CTAs and rounds, but each load instruction reads 512 contiguous bytes of one
 //         row (the bytes a round reads are the same; which lane reads them is not)
 //   flat: every byte once, in address order, 16-byte streaming loads from 4 CTAs of 256 per SM
@@ -20,7 +23,11 @@
 // Measured (H200, 2026-12-04, docs/benchmarks.md, eighteenth run): more bytes in flight changed
 // nothing, walking tiles lost, and the row order read 5-8% faster (gate/up 61.4 -> 57.0 us, LM head
 // 251 -> 240, flat 54.2 and 232); the same row order in the GEMV's loads made it slower (gate/up at
-// m = 1 57.4 -> 60.0 us), so the pattern is not what holds the GEMV under the flat read.
+// m = 1 57.4 -> 60.0 us), so the pattern is not what holds the GEMV under the flat read. Spans
+// (H200, 2026-12-06, twenty-fifth run): gate|up 61.5 (gemv) -> 57.9 (span 2) / 57.7 (span 4) us,
+// LM head 251 -> 245 / 244, o 10.7 -> 10.3 / 10.4; in the GEMV itself, the registers exchanged
+// within each span, batch-1 decode steps did not gain on the H200 (4.016 -> 4.032 ms at span 2)
+// though they did on an H100 (5.439 -> 5.348).
 //
 // Usage: se_cuda_gemv_read_bench [--shapes NxK,...]   (default 4096x4096,28672x4096,128256x4096:
 //        o, gate|up and the LM head of an 8B model)
@@ -54,7 +61,7 @@ __device__ __forceinline__ uint4 load_streamed(const uint16_t* src) {
     return v;
 }
 
-enum class Pattern { kGemv, kRows };
+enum class Pattern { kGemv, kRows, kSpan2, kSpan4 };
 
 // Tile `tile` of w: kUnroll quads a round per warp, rounds until k is covered.
 template <Pattern kPattern, int kUnroll>
@@ -74,6 +81,17 @@ __device__ __forceinline__ uint32_t read_tile(const uint16_t* w, int64_t k, int6
                 const int64_t col = (q0 + warp + u * kWarps) * 32 + t * kVec;
                 x[2 * u] = load_streamed(w + (row0 + g) * k + col);
                 x[2 * u + 1] = load_streamed(w + (row0 + g + 8) * k + col);
+            } else if constexpr (kPattern == Pattern::kSpan2 || kPattern == Pattern::kSpan4) {
+                // S groups read S adjacent quads of one row per instruction (gemv.cu's spans).
+                constexpr int S = kPattern == Pattern::kSpan2 ? 2 : 4;
+                const int g = lane / 4;
+                const int t = lane % 4;
+                const int s = g % S;
+                const int row = g - s + u % S;
+                const int64_t quad = q0 + (u / S) * kWarps * S + S * warp + s;
+                const int64_t col = quad * 32 + t * kVec;
+                x[2 * u] = load_streamed(w + (row0 + row) * k + col);
+                x[2 * u + 1] = load_streamed(w + (row0 + row + 8) * k + col);
             } else {
                 // The round's 16 rows x (kWarps * kUnroll * 64 bytes), as 512-byte pieces: piece
                 // s of the round is row s % 16, bytes (s / 16) * 512 of the round's span.
@@ -138,6 +156,10 @@ Status run(const Shape& s, int sms) {
     row("gemv, 8 quads", eight);
     SE_ASSIGN_OR_RETURN(const double walk, time(tile_read<Pattern::kGemv, 4, 3, true>, persistent));
     row("gemv, persistent", walk);
+    SE_ASSIGN_OR_RETURN(const double span2, time(tile_read<Pattern::kSpan2, 4, 3, false>, tiles));
+    row("span 2 (4 rows x 128 B)", span2);
+    SE_ASSIGN_OR_RETURN(const double span4, time(tile_read<Pattern::kSpan4, 4, 3, false>, tiles));
+    row("span 4 (2 rows x 256 B)", span4);
     SE_ASSIGN_OR_RETURN(const double rows, time(tile_read<Pattern::kRows, 4, 3, false>, tiles));
     row("rows", rows);
     SE_ASSIGN_OR_RETURN(const double rows_walk,
