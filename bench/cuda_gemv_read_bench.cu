@@ -75,15 +75,13 @@ __device__ __forceinline__ uint32_t read_tile(const uint16_t* w, int64_t k, int6
         uint4 x[2 * kUnroll];
 #pragma unroll
         for (int u = 0; u < kUnroll; ++u) {
-            if constexpr (kPattern == Pattern::kGemv) {
-                const int g = lane / 4;
-                const int t = lane % 4;
-                const int64_t col = (q0 + warp + u * kWarps) * 32 + t * kVec;
-                x[2 * u] = load_streamed(w + (row0 + g) * k + col);
-                x[2 * u + 1] = load_streamed(w + (row0 + g + 8) * k + col);
-            } else if constexpr (kPattern == Pattern::kSpan2 || kPattern == Pattern::kSpan4) {
-                // S groups read S adjacent quads of one row per instruction (gemv.cu's spans).
-                constexpr int S = kPattern == Pattern::kSpan2 ? 2 : 4;
+            if constexpr (kPattern != Pattern::kRows) {
+                // Lane groups of S (the GEMV's pattern is S = 1): group g reads row g - s + u % S
+                // (s = g % S) and rows 8 on, at the quad that is its own within the span, so
+                // that S groups read S adjacent quads of one row per instruction.
+                constexpr int S = kPattern == Pattern::kGemv    ? 1
+                                  : kPattern == Pattern::kSpan2 ? 2
+                                                                : 4;
                 const int g = lane / 4;
                 const int t = lane % 4;
                 const int s = g % S;
