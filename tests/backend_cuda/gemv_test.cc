@@ -229,8 +229,9 @@ TEST_P(GemvTest, MatchesF64Reference) {
 }
 
 // Every n (1: one row of a 16-row tile; 7: a ragged tile; 1024, 4096: many tiles) and k (8: one
-// 16-byte chunk, only part of one warp's first quad; 200: a ragged last quad; 4096, 14336: the
-// model's) that matters, at every m shape of the MMA's B operand.
+// 16-byte chunk, only part of one warp's first quad; 200: a ragged last quad; 2312: at m = 1, ten
+// 256-element slices of a row, the last of one chunk, in two whole rounds and a half; 4096, 14336:
+// the model's) that matters, at every m shape of the MMA's B operand (m = 1 loads whole rows).
 INSTANTIATE_TEST_SUITE_P(
     Shapes, GemvTest,
     ::testing::Combine(
@@ -238,6 +239,7 @@ INSTANTIATE_TEST_SUITE_P(
         ::testing::Values(Shape{1, 8, DType::kBF16, false}, Shape{1, 8, DType::kF32, true},
                           Shape{4096, 8, DType::kF32, false}, Shape{7, 64, DType::kF32, false},
                           Shape{1024, 64, DType::kBF16, true}, Shape{7, 200, DType::kBF16, true},
+                          Shape{1024, 2312, DType::kBF16, true},
                           Shape{1024, 4096, DType::kF32, false},
                           Shape{4096, 4096, DType::kBF16, false},
                           Shape{7, 14336, DType::kF32, true},
@@ -275,17 +277,22 @@ TEST(GemvSegments, EmptySegmentIsSkipped) {
                                {{.n = 20}, {.n = 0}, {.n = 9, .y_dtype = DType::kF32}}));
 }
 
-// A race between warps or CTAs would show as different bits on the same inputs.
+// A race between warps or CTAs would show as different bits on the same inputs (m = 1: whole-row
+// loads, m = 8: quads).
 TEST(GemvSegments, RepeatedRunsGiveTheSameBits) {
-    const Problem p = make_problem(8, 4096, /*strided_x=*/false, {{.n = 1024}, {.n = 512}});
-    const DeviceProblem first = upload_problem(p);
-    const DeviceProblem second = upload_problem(p);
-    testing::must_ok(gemv(params_of(p, first), nullptr));
-    testing::must_ok(gemv(params_of(p, second), nullptr));
-    for (size_t s = 0; s < p.segments.size(); ++s) {
-        const size_t bytes = first.y[s].size_bytes();
-        EXPECT_TRUE(download<uint8_t>(first.y[s], bytes) == download<uint8_t>(second.y[s], bytes))
-            << "segment " << s;
+    for (const int32_t m : {1, 8}) {
+        SCOPED_TRACE("m " + std::to_string(m));
+        const Problem p = make_problem(m, 4096, /*strided_x=*/false, {{.n = 1024}, {.n = 512}});
+        const DeviceProblem first = upload_problem(p);
+        const DeviceProblem second = upload_problem(p);
+        testing::must_ok(gemv(params_of(p, first), nullptr));
+        testing::must_ok(gemv(params_of(p, second), nullptr));
+        for (size_t s = 0; s < p.segments.size(); ++s) {
+            const size_t bytes = first.y[s].size_bytes();
+            EXPECT_TRUE(download<uint8_t>(first.y[s], bytes) ==
+                        download<uint8_t>(second.y[s], bytes))
+                << "segment " << s;
+        }
     }
 }
 

@@ -5,10 +5,11 @@ those bytes stream while the previous kernel ends. ptxas is free to schedule the
 (griddepcontrol.wait, SASS ACQBULK) above loads whose results are needed only after it, and in the
 CUDA 13 build it did so in every such kernel: the loads were issued after the wait, and batch-1
 decode steps of an 8B model took 0.9% longer (pdl.cuh, pdl_wait_behind_loads). Nothing in a test's
-numbers shows the difference, so this reads the machine code: for each of the four m <= 8 GEMV
-kernels (one per epilogue), every weight load of the first round (2 x kUnroll per thread: rows g
-and g + 8 of each of the round's quads, `LDG.E.NA...` for ld.global.nc.L1::no_allocate) must come
-before the first ACQBULK.
+numbers shows the difference, so this reads the machine code: for each of the seven m <= 8 GEMV
+kernels (whole-row loads at m = 1, one per epilogue; quads at m = 2..8, one per epilogue but
+kResidualNorm, which takes one row), every weight load of the first round (2 x kUnroll per thread:
+the thread's two rows of each of the round's slices, `LDG.E.NA...` for
+ld.global.nc.L1::no_allocate) must come before the first ACQBULK.
 
 Usage: sass_order_test.py GEMV_SOURCE OBJECT... (the se_backend_cuda objects; gemv.cu.o is
 picked). cuobjdump and nvdisasm come from PyPI's nvidia-cuda-cuobjdump and nvidia-cuda-nvdisasm
@@ -19,10 +20,13 @@ import re
 import subprocess
 import sys
 
-KERNEL = re.compile(r"_ZN\w*gemv_kernelILi1ELi3ELNS0_12GemvEpilogueE(\d)E\w*")
+# gemv_kernel<1, 3, epilogue, loads>: the epilogue, then GemvLoads (0 kQuads, 1 kRows).
+KERNEL = re.compile(r"_ZN\w*gemv_kernelILi1ELi3ELNS0_12GemvEpilogueE(\d)ELNS1_9GemvLoadsE(\d)E\w*")
 WEIGHT_LOAD = re.compile(r"\bLDG\.E\.NA\b")
 WAIT = re.compile(r"\bACQBULK\b")
-EPILOGUES = 4  # kStore, kSiluMul, kRopeStore, kResidualNorm
+# (epilogue, loads): kStore, kSiluMul, kRopeStore, kResidualNorm at m = 1; all but the last at
+# m = 2..8.
+WANTED = {(e, "1") for e in "0123"} | {(e, "0") for e in "012"}
 
 
 def find_tool(name):
@@ -68,11 +72,12 @@ def main():
                os.environ.get("PATH", ""))
     usage = subprocess.run([cuobjdump, "-res-usage", objects[0]], capture_output=True,
                            text=True, check=True, env=env).stdout
-    names = {m.group(1): m.group(0) for m in KERNEL.finditer(usage)}
+    names = {(m.group(1), m.group(2)): m.group(0) for m in KERNEL.finditer(usage)}
     failures = []
-    if len(names) != EPILOGUES:
-        failures.append(f"found {len(names)} m <= 8 GEMV kernels, expected {EPILOGUES}: {names}")
-    for epilogue, name in sorted(names.items()):
+    if set(names) != WANTED:
+        failures.append(f"found m <= 8 GEMV kernels {sorted(names)}, expected {sorted(WANTED)}")
+    for kernel, name in sorted(names.items()):
+        epilogue = "{} ({})".format(kernel[0], "rows" if kernel[1] == "1" else "quads")
         sass = subprocess.run([cuobjdump, "-sass", "-fun", name, objects[0]], capture_output=True,
                               text=True, check=True, env=env).stdout
         before, total, waits = loads_before_wait(sass)

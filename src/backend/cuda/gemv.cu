@@ -1,7 +1,7 @@
 // The decode GEMV on the tensor cores: a CTA owns 16 rows of one segment's weight, its 8 warps
-// split k, and every warp feeds mma.m16n8k16 straight from 16-byte global loads (the weight is
-// the A operand, x^T the B operand, whose 8 columns are up to 8 rows of x; a second B operand
-// takes rows 8..15 where there are more than 8).
+// split k (at one row of x: the rows, below), and every warp feeds mma.m16n8k16 straight from
+// 16-byte global loads (the weight is the A operand, x^T the B operand, whose 8 columns are up to 8
+// rows of x; a second B operand takes rows 8..15 where there are more than 8).
 //
 // A dot product does not care in which order k is summed, so the fragments need no shuffling:
 // lane (g, t) of a warp (lane = 4g + t) loads 8 consecutive elements P..P+7 of weight rows g and
@@ -19,6 +19,26 @@
 // group cover the quad's 32 elements once, so the two MMAs add exactly the quad's products. The
 // accumulator's (row g, cols 2t..2t+1) and (row g+8, cols 2t..2t+1) are outputs (weight row,
 // x row); columns past m see x = 0 and are never stored.
+//
+// One load instruction of that layout (GemvLoads::kQuads) touches 8 rows, 64 bytes each. At one
+// row of x the B operand's 8 columns are free, and a warp can read whole rows instead
+// (GemvLoads::kRows): warp w owns tile rows w and w + 8 over all of k, and lane l loads chunk l
+// (16 bytes) of each 256-element slice of both rows and of x, so that every instruction reads 512
+// contiguous bytes of one row. Lane (g, t) then holds chunk 4g + t, and the MMAs' A row g is
+// chunks 4g..4g+3 of row w (A row g + 8 the same of row w + 8) while B column g is the same
+// chunks of x:
+//
+//   D[i][j] = sum_t  w(chunk 4i + t) . x(chunk 4j + t)     (over the slices of the loop)
+//
+// so the diagonal D[g][g] (and D[g + 8][g]) holds slice-chunk g's products and the rest is thrown
+// away; the warp adds its 8 diagonal entries of each row with shuffles after the loop and leaves
+// them where store_tile reads tile rows w and w + 8 of x row 0 (keep_diagonal). The bytes in
+// flight and the loads per lane are those of kQuads; the MMAs (cheap at one row) do the
+// rearranging. Batch-1 decode steps of an 8B model 5.467 -> 5.249 ms (H100, 2026-12-06,
+// same call, greedy tokens unchanged); se_cuda_gemv_bench at m = 1 in that call: gate|up 78.1 ->
+// 76.6 us, down 40.3 -> 39.7, q|k|v 18.2 -> 18.0, LM head 342.4 -> 335.5, o unchanged (12.7).
+// (The eighteenth run's row-order loads at every m, with the fragments still needing a shuffle,
+// lost: docs/benchmarks.md.)
 //
 // Bytes in flight: each lane has kUnroll * 2 weight loads of 16 bytes outstanding, 4 KB per warp;
 // at two or three CTAs of 8 warps per SM that is 64-96 KB per SM, well over the ~35 KB that
@@ -83,9 +103,13 @@ using gemv_tile::SegmentView;
 using gemv_tile::static_smem_bytes;
 using gemv_tile::store_tile;
 
-constexpr int kQuadElems = 32;  // elements of one weight row a warp's 4-lane group loads at once
-constexpr int kUnroll = 4;      // quads each warp has in flight
+constexpr int kUnroll = 4;  // slices each warp has in flight (quads, or 256 elements of rows)
 constexpr int64_t kMaxCappedWaves = 2;  // launches of more waves place themselves evenly
+
+// How a warp's lanes cover its weight rows (see the top of the file): kQuads, lane group g rows
+// g and g + 8, 64 bytes of each per instruction, the warps splitting k (any m); kRows, warp w rows
+// w and w + 8 over all of k, 512 contiguous bytes per instruction (m = 1 only).
+enum class GemvLoads { kQuads, kRows };
 
 // The first tile (CTA) of each segment; unused segments start at the total, so that a CTA's
 // segment is the last one whose start it has reached.
@@ -169,6 +193,30 @@ __device__ __forceinline__ SegmentView segment_of(const GemvParams& p, int seg) 
     return v;
 }
 
+// kRows: the warp's two row sums from its accumulators' diagonals (see the top of the file), put
+// where store_tile reads tile rows `warp` and `warp` + 8 of x row 0 (lane 4 * warp, registers 0
+// and 2) and zeros everywhere else, so that store_tile's sum over the warps adds only zeros to
+// them. D[g][g] sits in lane (g, t = g / 2), register g % 2; D[g + 8][g] in register 2 + g % 2.
+__device__ __forceinline__ void keep_diagonal(float (&acc)[4]) {
+    const int lane = threadIdx.x % 32;
+    const int warp = threadIdx.x / 32;
+    const int g = lane / 4;
+    const bool on_diagonal = lane % 4 == g / 2;
+    const bool odd = g % 2 != 0;
+    float lo = on_diagonal ? (odd ? acc[1] : acc[0]) : 0.0f;
+    float hi = on_diagonal ? (odd ? acc[3] : acc[2]) : 0.0f;
+#pragma unroll
+    for (int off = 16; off > 0; off /= 2) {
+        lo += __shfl_xor_sync(0xffffffffu, lo, off);
+        hi += __shfl_xor_sync(0xffffffffu, hi, off);
+    }
+    const bool mine = lane == 4 * warp;
+    acc[0] = mine ? lo : 0.0f;
+    acc[1] = 0.0f;
+    acc[2] = mine ? hi : 0.0f;
+    acc[3] = 0.0f;
+}
+
 // kHalves = 1: up to 8 rows of x; 2: up to 16, the second half a second B operand of the same
 // weight fragments (the weight still streams once).
 //
@@ -179,9 +227,13 @@ __device__ __forceinline__ SegmentView segment_of(const GemvParams& p, int seg) 
 // 2026-12-01, m = 16: down 33.4 -> 40.8 us, o 11.6 -> 14.2), and spacing them (below) costs the
 // L1 that 16 rows of x need, while the launches of more tiles gain from 3 (q|k|v 17.2 -> 15.5 us,
 // gate|up + SiLU 63.1 -> 61.4; batch-16 steps 7.28 -> 7.19 ms).
-template <int kHalves, int kMinCtas, GemvEpilogue kEpilogue>
+//
+// kLoads: GemvLoads::kRows at one row of x (kHalves = 1), kQuads otherwise.
+template <int kHalves, int kMinCtas, GemvEpilogue kEpilogue, GemvLoads kLoads>
 __global__ void __launch_bounds__(kThreads, kMinCtas)
     gemv_kernel(GemvParams p, SegmentTiles tiles) {
+    constexpr bool kRows = kLoads == GemvLoads::kRows;
+    static_assert(!kRows || kHalves == 1, "whole-row loads take one row of x");
     const int32_t tile = static_cast<int32_t>(blockIdx.x);
     int seg = 0;
     int32_t seg_begin = 0;
@@ -202,38 +254,49 @@ __global__ void __launch_bounds__(kThreads, kMinCtas)
     const int warp = threadIdx.x / 32;
     const int g = lane / 4;
     const int t = lane % 4;
+    // The tile rows (pair, pair + 8) this lane loads, and its 16-byte chunk of each slice: a
+    // slice is the part of a row that one load instruction of the warp covers (a quad of 32
+    // elements for each lane group, or 256 elements of the warp's rows).
+    const int pair = kRows ? warp : g;
+    const int chunk = kRows ? lane : t;
+    constexpr int kSliceChunks = kRows ? 32 : 4;
+    constexpr int kSliceElems = kSliceChunks * kVecElems;
+    // Slices between a round's loads, and the warp's first: warps split k (kQuads) or rows (kRows).
+    constexpr int kSliceStep = kRows ? 1 : kWarps;
+    constexpr int kRoundSlices = kSliceStep * kUnroll;
+    const int first_slice = kRows ? 0 : warp;
     // Rows past n load row n - 1 again (in bounds, results never stored), so that every lane
     // issues the same loads.
     const int64_t last = s.n - 1;
-    int64_t lo_row = row0 + g < last ? row0 + g : last;
-    int64_t hi_row = kGated ? lo_row : (row0 + g + 8 < last ? row0 + g + 8 : last);
+    int64_t lo_row = row0 + pair < last ? row0 + pair : last;
+    int64_t hi_row = kGated ? lo_row : (row0 + pair + 8 < last ? row0 + pair + 8 : last);
     if (kEpilogue == GemvEpilogue::kRopeStore && seg < 2) {  // q and k: pairs (n % 16 == 0)
-        const RopeRows rows = rope_rows(p.rope, row0, g);
+        const RopeRows rows = rope_rows(p.rope, row0, pair);
         lo_row = rows.lo;
         hi_row = rows.hi;
     }
-    const bf16* w_lo = s.w + lo_row * p.k + t * kVecElems;
-    const bf16* w_hi = (kGated ? p.segments[1].w : s.w) + hi_row * p.k + t * kVecElems;
+    const bf16* w_lo = s.w + lo_row * p.k + chunk * kVecElems;
+    const bf16* w_hi = (kGated ? p.segments[1].w : s.w) + hi_row * p.k + chunk * kVecElems;
     const int num_chunks = static_cast<int>(p.k / kVecElems);  // 16-byte chunks per row
-    const int num_quads = (num_chunks + 3) / 4;
+    const int num_slices = (num_chunks + kSliceChunks - 1) / kSliceChunks;
 
     uint4 lo[kUnroll];
     uint4 hi[kUnroll];
-    // Quad q of the warp's weight rows into lo[u] and hi[u]; past the last quad nothing is read.
+    // Slice q of the warp's weight rows into lo[u] and hi[u]; past the last slice nothing is read.
     const auto load_weights = [&](int q, int u) {
-        const bool valid = q * 4 + t < num_chunks;  // also false for q >= num_quads
-        lo[u] = load_streamed(w_lo + q * kQuadElems, valid);
-        hi[u] = load_streamed(w_hi + q * kQuadElems, valid);
+        const bool valid = q * kSliceChunks + chunk < num_chunks;  // also false for q >= num_slices
+        lo[u] = load_streamed(w_lo + q * kSliceElems, valid);
+        hi[u] = load_streamed(w_hi + q * kSliceElems, valid);
     };
-    // A round is kUnroll quads, kWarps apart; the next round starts kWarps * kUnroll quads on.
+    // A round is kUnroll slices, kSliceStep apart; the next round starts kRoundSlices on.
     const auto load_round = [&](int q0) {
 #pragma unroll
-        for (int u = 0; u < kUnroll; ++u) load_weights(q0 + u * kWarps, u);
+        for (int u = 0; u < kUnroll; ++u) load_weights(q0 + u * kSliceStep, u);
     };
     // Whether the weight loads run a round ahead of the MMAs (see the top of the file).
     constexpr bool kLoadAhead = kHalves == 1;
     // The weights are no kernel's output: the first round streams while the previous one ends.
-    if constexpr (kLoadAhead) load_round(warp);
+    if constexpr (kLoadAhead) load_round(first_slice);
 
     // x is the previous kernel's output; the first round above is issued before the wait.
     pdl_wait_behind_loads(p.m - kGemvMaxRows);
@@ -242,22 +305,24 @@ __global__ void __launch_bounds__(kThreads, kMinCtas)
     const bf16* x_row[kHalves];
 #pragma unroll
     for (int h = 0; h < kHalves; ++h) {
-        has_x[h] = g + 8 * h < p.m;
-        x_row[h] = p.x + (has_x[h] ? g + 8 * h : 0) * p.ldx + t * kVecElems;
+        // kRows: every lane reads x row 0 (m = 1), its own chunk of each slice.
+        const int row = kRows ? 0 : g + 8 * h;
+        has_x[h] = row < p.m;
+        x_row[h] = p.x + (has_x[h] ? row : 0) * p.ldx + chunk * kVecElems;
     }
     uint4 xv[kHalves][kUnroll];
-    // The x of quad q into xv[.][u] (zeros past the last quad and for rows past m).
+    // The x of slice q into xv[.][u] (zeros past the last slice and for rows past m).
     const auto load_x = [&](int q, int u) {
-        const bool valid = q * 4 + t < num_chunks;
+        const bool valid = q * kSliceChunks + chunk < num_chunks;
 #pragma unroll
         for (int h = 0; h < kHalves; ++h)
-            xv[h][u] = load_cached(x_row[h] + q * kQuadElems, valid && has_x[h]);
+            xv[h][u] = load_cached(x_row[h] + q * kSliceElems, valid && has_x[h]);
     };
     const auto load_x_round = [&](int q0) {
 #pragma unroll
-        for (int u = 0; u < kUnroll; ++u) load_x(q0 + u * kWarps, u);
+        for (int u = 0; u < kUnroll; ++u) load_x(q0 + u * kSliceStep, u);
     };
-    if constexpr (kLoadAhead) load_x_round(warp);
+    if constexpr (kLoadAhead) load_x_round(first_slice);
     // x's pending row scale (m = 1): one entry of its sums of squares a thread, loaded now and
     // added up only after the loop (summing before it cost 0.25 ms a batch-1 step of an 8B model:
     // H200, 2026-12-04).
@@ -269,15 +334,15 @@ __global__ void __launch_bounds__(kThreads, kMinCtas)
         }
     }
     float acc[kHalves][4] = {};
-    for (int q0 = warp; q0 < num_quads; q0 += kWarps * kUnroll) {
+    for (int q0 = first_slice; q0 < num_slices; q0 += kRoundSlices) {
         if constexpr (kLoadAhead) {
-            if (q0 + kWarps * kUnroll >= num_quads) pdl_launch_dependents();  // the last round
+            if (q0 + kRoundSlices >= num_slices) pdl_launch_dependents();  // the last round
         }
         if constexpr (!kLoadAhead) {
 #pragma unroll
             for (int u = 0; u < kUnroll; ++u) {
-                load_weights(q0 + u * kWarps, u);
-                load_x(q0 + u * kWarps, u);
+                load_weights(q0 + u * kSliceStep, u);
+                load_x(q0 + u * kSliceStep, u);
             }
         }
 #pragma unroll
@@ -291,13 +356,14 @@ __global__ void __launch_bounds__(kThreads, kMinCtas)
             }
         }
         if constexpr (kLoadAhead) {
-            load_round(q0 + kWarps * kUnroll);
-            load_x_round(q0 + kWarps * kUnroll);
+            load_round(q0 + kRoundSlices);
+            load_x_round(q0 + kRoundSlices);
         }
     }
+    if constexpr (kRows) keep_diagonal(acc[0]);
     // The next kernel launches once every CTA is past its loop (at up to 8 rows, in its last
     // round): its CTAs, resident early and waiting beside this grid, slowed it (see the top of the
-    // file). A warp without quads triggers here.
+    // file). A warp without slices triggers here.
     pdl_launch_dependents();
     store_tile<kHalves, kEpilogue>(acc, p, s, seg, row0, row_squares);
 }
@@ -315,11 +381,11 @@ int64_t spacing_smem(int64_t num_tiles, int halves, const GemvDevice* device) {
     return gemv_dynamic_smem(cap, static_smem_bytes(halves), device->smem);
 }
 
-template <GemvEpilogue kEpilogue>
+template <GemvEpilogue kEpilogue, GemvLoads kLoads>
 Status allow_spacing(const SmSharedMemory& smem) {
     const int64_t most = smem.max_per_cta - static_smem_bytes(1);
     return cuda_status(
-        cudaFuncSetAttribute(gemv_kernel<1, 3, kEpilogue>,
+        cudaFuncSetAttribute(gemv_kernel<1, 3, kEpilogue, kLoads>,
                              cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(most)),
         kName);
 }
@@ -334,7 +400,7 @@ Status allow_spacing(const SmSharedMemory& smem) {
 // 458 KB of x, which no L1 holds; it did not change.
 template <int kMinCtas, GemvEpilogue kEpilogue>
 Status prefer_l1(const SmSharedMemory& smem) {
-    const auto kernel = gemv_kernel<2, kMinCtas, kEpilogue>;
+    const auto kernel = gemv_kernel<2, kMinCtas, kEpilogue, GemvLoads::kQuads>;
     cudaFuncAttributes attributes{};
     SE_RETURN_IF_ERROR(cuda_status(cudaFuncGetAttributes(&attributes, kernel), kName));
     const int percent =
@@ -346,29 +412,32 @@ Status prefer_l1(const SmSharedMemory& smem) {
 
 template <GemvEpilogue kEpilogue>
 Status configure(const SmSharedMemory& smem) {
-    SE_RETURN_IF_ERROR(allow_spacing<kEpilogue>(smem));
+    SE_RETURN_IF_ERROR((allow_spacing<kEpilogue, GemvLoads::kRows>(smem)));
+    SE_RETURN_IF_ERROR((allow_spacing<kEpilogue, GemvLoads::kQuads>(smem)));
     SE_RETURN_IF_ERROR((prefer_l1<2, kEpilogue>(smem)));
     return prefer_l1<3, kEpilogue>(smem);
 }
 
-template <int kHalves, int kMinCtas, GemvEpilogue kEpilogue>
+template <int kHalves, int kMinCtas, GemvEpilogue kEpilogue, GemvLoads kLoads = GemvLoads::kQuads>
 Status launch(const GemvParams& p, const SegmentTiles& tiles, int64_t num_tiles,
               cudaStream_t stream) {
     const int64_t smem = spacing_smem(num_tiles, kHalves, p.device);
-    return cuda_status(launch_pdl(gemv_kernel<kHalves, kMinCtas, kEpilogue>,
+    return cuda_status(launch_pdl(gemv_kernel<kHalves, kMinCtas, kEpilogue, kLoads>,
                                   dim3(static_cast<unsigned>(num_tiles)), dim3(kThreads),
                                   static_cast<size_t>(smem), stream, p, tiles),
                        kName);
 }
 
-// The kernel for p.m rows and num_tiles tiles (kMinCtas above; without a device, 3).
+// The kernel for p.m rows and num_tiles tiles (kMinCtas above; without a device, 3): whole-row
+// loads at one row of x, quads at more.
 template <GemvEpilogue kEpilogue>
 Status launch_for(const GemvParams& p, const SegmentTiles& tiles, int64_t num_tiles,
                   cudaStream_t stream) {
-    if (p.m <= 8) return launch<1, 3, kEpilogue>(p, tiles, num_tiles, stream);
+    if (p.m == 1) return launch<1, 3, kEpilogue, GemvLoads::kRows>(p, tiles, num_tiles, stream);
     if constexpr (kEpilogue == GemvEpilogue::kResidualNorm) {  // m = 1 only (checked)
         return invalid_argument("gemv: kResidualNorm takes one row of x");
     } else {
+        if (p.m <= 8) return launch<1, 3, kEpilogue>(p, tiles, num_tiles, stream);
         if (p.device != nullptr && num_tiles <= 2 * p.device->num_sms) {
             return launch<2, 2, kEpilogue>(p, tiles, num_tiles, stream);
         }
@@ -395,7 +464,7 @@ Expected<GemvDevice> gemv_device() {
     SE_RETURN_IF_ERROR(configure<GemvEpilogue::kStore>(d.smem));
     SE_RETURN_IF_ERROR(configure<GemvEpilogue::kSiluMul>(d.smem));
     SE_RETURN_IF_ERROR(configure<GemvEpilogue::kRopeStore>(d.smem));
-    SE_RETURN_IF_ERROR(allow_spacing<GemvEpilogue::kResidualNorm>(d.smem));  // m = 1 only
+    SE_RETURN_IF_ERROR((allow_spacing<GemvEpilogue::kResidualNorm, GemvLoads::kRows>(d.smem)));
     return d;
 }
 
