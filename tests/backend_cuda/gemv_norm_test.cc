@@ -164,12 +164,15 @@ void expect_norm_matches(const NormProblem& p, const NormRun& run) {
 }
 
 // n: one row, a ragged tile, SmolLM2's hidden size, the 8B model's (o and down: 256 tiles, the
-// launch spaced over the SMs); k: one chunk, a ragged quad, the attention output and down's
-// inputs. Spaced and bare launches must also give the same bits.
+// launch spaced over the SMs); k: one chunk, a ragged quad, the attention output, a round of
+// kWideUnroll slices and a part of one (2312: ten slices, the last ending in one chunk and a half
+// round), and down's inputs. Spaced and bare launches must also give the same bits: with the
+// device's numbers every n here is a launch of at most two waves, which takes the 2-CTA kernel
+// with twice the slices in flight, and without them the 3-CTA kernel (gemv.cu).
 TEST(GemvResidualNorm, MatchesF64Reference) {
     const GemvDevice device = testing::must(gemv_device());
     for (const int64_t n : {1, 13, 576, 4096}) {
-        for (const int64_t k : {8, 200, 1536, 4096, 14336}) {
+        for (const int64_t k : {8, 200, 1536, 2312, 4096, 14336}) {
             SCOPED_TRACE("n " + std::to_string(n) + ", k " + std::to_string(k));
             const NormProblem p(n, k);
             const NormRun bare(p);

@@ -5,9 +5,10 @@ those bytes stream while the previous kernel ends. ptxas is free to schedule the
 (griddepcontrol.wait, SASS ACQBULK) above loads whose results are needed only after it, and in the
 CUDA 13 build it did so in every such kernel: the loads were issued after the wait, and batch-1
 decode steps of an 8B model took 0.9% longer (pdl.cuh, pdl_wait_behind_loads). Nothing in a test's
-numbers shows the difference, so this reads the machine code: for each of the seven m <= 8 GEMV
-kernels (whole-row loads at m = 1, one per epilogue; quads at m = 2..8, one per epilogue but
-kResidualNorm, which takes one row), every weight load of the first round (2 x kUnroll per thread:
+numbers shows the difference, so this reads the machine code: for each of the eight m <= 8 GEMV
+kernels (whole-row loads at m = 1, one per epilogue, and kResidualNorm's 2-CTA kernel with
+kWideUnroll slices a round; quads at m = 2..8, one per epilogue but kResidualNorm, which takes
+one row), every weight load of the first round (2 x the kernel's slices in flight per thread:
 the thread's two rows of each of the round's slices, `LDG.E.NA...` for
 ld.global.nc.L1::no_allocate) must come before the first ACQBULK.
 
@@ -20,13 +21,17 @@ import re
 import subprocess
 import sys
 
-# gemv_kernel<1, 3, epilogue, loads>: the epilogue, then GemvLoads (0 kQuads, 1 kRows).
-KERNEL = re.compile(r"_ZN\w*gemv_kernelILi1ELi3ELNS0_12GemvEpilogueE(\d)ELNS1_9GemvLoadsE(\d)E\w*")
+# gemv_kernel<1, ctas, epilogue, loads, in_flight>: CTAs an SM, the epilogue, GemvLoads (0 kQuads,
+# 1 kRows), slices in flight.
+KERNEL = re.compile(
+    r"_ZN\w*gemv_kernelILi1ELi(\d)ELNS0_12GemvEpilogueE(\d)ELNS1_9GemvLoadsE(\d)ELi(\d+)E\w*")
 WEIGHT_LOAD = re.compile(r"\bLDG\.E\.NA\b")
 WAIT = re.compile(r"\bACQBULK\b")
-# (epilogue, loads): kStore, kSiluMul, kRopeStore, kResidualNorm at m = 1; all but the last at
-# m = 2..8.
-WANTED = {(e, "1") for e in "0123"} | {(e, "0") for e in "012"}
+# (ctas, epilogue, loads, in_flight) with "U" for kUnroll and "W" for kWideUnroll: kStore,
+# kSiluMul, kRopeStore, kResidualNorm at m = 1, kResidualNorm's 2-CTA kernel (o and down at one
+# row); all but kResidualNorm at m = 2..8.
+WANTED = ({("3", e, "1", "U") for e in "0123"} | {("2", "3", "1", "W")} |
+          {("3", e, "0", "U") for e in "012"})
 
 
 def find_tool(name):
@@ -40,13 +45,18 @@ def find_tool(name):
              "(scripts/setup-python-tests installs it)")
 
 
-def unroll_of(gemv_source):
-    """kUnroll of gemv.cu: quads each warp has in flight, so 2 x kUnroll loads a round."""
+def unrolls_of(gemv_source):
+    """{"U": kUnroll, "W": kWideUnroll} of gemv.cu: slices a warp has in flight, so 2 x that many
+    loads a round."""
     with open(gemv_source) as f:
-        match = re.search(r"constexpr int kUnroll = (\d+);", f.read())
-    if not match:
-        sys.exit(f"sass_order_test: no kUnroll in {gemv_source}")
-    return int(match.group(1))
+        text = f.read()
+    found = {}
+    for key, name in (("U", "kUnroll"), ("W", "kWideUnroll")):
+        match = re.search(r"constexpr int " + name + r" = (\d+);", text)
+        if not match:
+            sys.exit(f"sass_order_test: no {name} in {gemv_source}")
+        found[key] = match.group(1)
+    return found
 
 
 def loads_before_wait(sass):
@@ -61,7 +71,8 @@ def loads_before_wait(sass):
 def main():
     if len(sys.argv) < 3:
         sys.exit(__doc__)
-    round_loads = 2 * unroll_of(sys.argv[1])
+    unrolls = unrolls_of(sys.argv[1])
+    by_value = {v: k for k, v in unrolls.items()}
     # CMake's $<TARGET_OBJECTS:...> may arrive as one ;-separated argument.
     paths = [o for arg in sys.argv[2:] for o in arg.split(";") if o]
     objects = [o for o in paths if os.path.basename(o) == "gemv.cu.o"]
@@ -72,12 +83,16 @@ def main():
                os.environ.get("PATH", ""))
     usage = subprocess.run([cuobjdump, "-res-usage", objects[0]], capture_output=True,
                            text=True, check=True, env=env).stdout
-    names = {(m.group(1), m.group(2)): m.group(0) for m in KERNEL.finditer(usage)}
+    names = {(m.group(1), m.group(2), m.group(3), by_value.get(m.group(4), m.group(4))): m.group(0)
+             for m in KERNEL.finditer(usage)}
     failures = []
     if set(names) != WANTED:
         failures.append(f"found m <= 8 GEMV kernels {sorted(names)}, expected {sorted(WANTED)}")
     for kernel, name in sorted(names.items()):
-        epilogue = "{} ({})".format(kernel[0], "rows" if kernel[1] == "1" else "quads")
+        ctas, epi, loads, in_flight = kernel
+        epilogue = "{} ({}, {} CTAs, {} slices)".format(
+            epi, "rows" if loads == "1" else "quads", ctas, unrolls.get(in_flight, in_flight))
+        round_loads = 2 * int(unrolls.get(in_flight, in_flight))
         sass = subprocess.run([cuobjdump, "-sass", "-fun", name, objects[0]], capture_output=True,
                               text=True, check=True, env=env).stdout
         before, total, waits = loads_before_wait(sass)

@@ -43,7 +43,12 @@
 // Bytes in flight: each lane has kUnroll * 2 weight loads of 16 bytes outstanding, 4 KB per warp;
 // at two or three CTAs of 8 warps per SM that is 64-96 KB per SM, well over the ~35 KB that
 // Little's law asks of 4.8 TB/s at ~1 us of loaded latency. x (at most 8 rows) is read through
-// L1, where the CTAs of one SM sweeping k together share it; the weight bypasses L1.
+// L1, where the CTAs of one SM sweeping k together share it; the weight bypasses L1. The o and
+// down launches at one row of x are spaced to 2 CTAs an SM (below), 64 KB an SM, and under load
+// the latency is longer than that: they keep kWideUnroll slices in flight (128 KB an SM, 128
+// registers a thread; o's first round is then half its weight, issued before the wait). Batch-1
+// decode steps of an 8B model 5.133 -> 5.094 ms, and 5.072 with kResidualNorm's loads moved out
+// of the epilogue (gemv_store.cuh's NormRow) (H100, 2026-12-07, same call, greedy tokens unchanged).
 //
 // Launched as a programmatic dependent launch (pdl.cuh): a CTA's start-up and address arithmetic
 // overlap the previous kernel's end. At up to 8 rows of x the first round of weight loads does
@@ -104,6 +109,9 @@ using gemv_tile::static_smem_bytes;
 using gemv_tile::store_tile;
 
 constexpr int kUnroll = 4;  // slices each warp has in flight (quads, or 256 elements of rows)
+// Slices in flight of the o and down launches at one row of x (kResidualNorm, at most two waves,
+// so at most 2 CTAs an SM: 128 registers a thread): twice the bytes of kUnroll (see the top).
+constexpr int kWideUnroll = 8;
 constexpr int64_t kMaxCappedWaves = 2;  // launches of more waves place themselves evenly
 
 // How a warp's lanes cover its weight rows (see the top of the file): kQuads, lane group g rows
@@ -229,7 +237,10 @@ __device__ __forceinline__ void keep_diagonal(float (&acc)[4]) {
 // gate|up + SiLU 63.1 -> 61.4; batch-16 steps 7.28 -> 7.19 ms).
 //
 // kLoads: GemvLoads::kRows at one row of x (kHalves = 1), kQuads otherwise.
-template <int kHalves, int kMinCtas, GemvEpilogue kEpilogue, GemvLoads kLoads>
+//
+// kInFlight: the slices of a round (kUnroll; kWideUnroll for o and down at one row).
+template <int kHalves, int kMinCtas, GemvEpilogue kEpilogue, GemvLoads kLoads,
+          int kInFlight = kUnroll>
 __global__ void __launch_bounds__(kThreads, kMinCtas)
     gemv_kernel(GemvParams p, SegmentTiles tiles) {
     constexpr bool kRows = kLoads == GemvLoads::kRows;
@@ -263,7 +274,7 @@ __global__ void __launch_bounds__(kThreads, kMinCtas)
     constexpr int kSliceElems = kSliceChunks * kVecElems;
     // Slices between a round's loads, and the warp's first: warps split k (kQuads) or rows (kRows).
     constexpr int kSliceStep = kRows ? 1 : kWarps;
-    constexpr int kRoundSlices = kSliceStep * kUnroll;
+    constexpr int kRoundSlices = kSliceStep * kInFlight;
     const int first_slice = kRows ? 0 : warp;
     // Rows past n load row n - 1 again (in bounds, results never stored), so that every lane
     // issues the same loads.
@@ -280,23 +291,31 @@ __global__ void __launch_bounds__(kThreads, kMinCtas)
     const int num_chunks = static_cast<int>(p.k / kVecElems);  // 16-byte chunks per row
     const int num_slices = (num_chunks + kSliceChunks - 1) / kSliceChunks;
 
-    uint4 lo[kUnroll];
-    uint4 hi[kUnroll];
+    uint4 lo[kInFlight];
+    uint4 hi[kInFlight];
     // Slice q of the warp's weight rows into lo[u] and hi[u]; past the last slice nothing is read.
     const auto load_weights = [&](int q, int u) {
         const bool valid = q * kSliceChunks + chunk < num_chunks;  // also false for q >= num_slices
         lo[u] = load_streamed(w_lo + q * kSliceElems, valid);
         hi[u] = load_streamed(w_hi + q * kSliceElems, valid);
     };
-    // A round is kUnroll slices, kSliceStep apart; the next round starts kRoundSlices on.
+    // A round is kInFlight slices, kSliceStep apart; the next round starts kRoundSlices on.
     const auto load_round = [&](int q0) {
 #pragma unroll
-        for (int u = 0; u < kUnroll; ++u) load_weights(q0 + u * kSliceStep, u);
+        for (int u = 0; u < kInFlight; ++u) load_weights(q0 + u * kSliceStep, u);
     };
     // Whether the weight loads run a round ahead of the MMAs (see the top of the file).
     constexpr bool kLoadAhead = kHalves == 1;
     // The weights are no kernel's output: the first round streams while the previous one ends.
     if constexpr (kLoadAhead) load_round(first_slice);
+    // kResidualNorm's row of the tile (threads 0..15): its norm weight (no kernel's output) now,
+    // its residual (the previous o or down's) right after the wait, so that the epilogue waits
+    // on no load of its own (gemv_store.cuh, NormRow).
+    gemv_tile::NormRow norm_row{};
+    const bool has_norm_row = threadIdx.x < kTileRows && row0 + threadIdx.x < s.n;
+    if constexpr (kEpilogue == GemvEpilogue::kResidualNorm) {
+        if (has_norm_row) norm_row.weight = __ldg(p.norm.weight + row0 + threadIdx.x);
+    }
 
     // x is the previous kernel's output; the first round above is issued before the wait.
     pdl_wait_behind_loads(p.m - kGemvMaxRows);
@@ -310,7 +329,7 @@ __global__ void __launch_bounds__(kThreads, kMinCtas)
         has_x[h] = row < p.m;
         x_row[h] = p.x + (has_x[h] ? row : 0) * p.ldx + chunk * kVecElems;
     }
-    uint4 xv[kHalves][kUnroll];
+    uint4 xv[kHalves][kInFlight];
     // The x of slice q into xv[.][u] (zeros past the last slice and for rows past m).
     const auto load_x = [&](int q, int u) {
         const bool valid = q * kSliceChunks + chunk < num_chunks;
@@ -320,9 +339,12 @@ __global__ void __launch_bounds__(kThreads, kMinCtas)
     };
     const auto load_x_round = [&](int q0) {
 #pragma unroll
-        for (int u = 0; u < kUnroll; ++u) load_x(q0 + u * kSliceStep, u);
+        for (int u = 0; u < kInFlight; ++u) load_x(q0 + u * kSliceStep, u);
     };
     if constexpr (kLoadAhead) load_x_round(first_slice);
+    if constexpr (kEpilogue == GemvEpilogue::kResidualNorm) {
+        norm_row.residual = load_cached_f32(p.norm.residual + row0 + threadIdx.x, has_norm_row);
+    }
     // x's pending row scale (m = 1): one entry of its sums of squares a thread, loaded now and
     // added up only after the loop (summing before it cost 0.25 ms a batch-1 step of an 8B model:
     // H200, 2026-12-04).
@@ -340,13 +362,13 @@ __global__ void __launch_bounds__(kThreads, kMinCtas)
         }
         if constexpr (!kLoadAhead) {
 #pragma unroll
-            for (int u = 0; u < kUnroll; ++u) {
+            for (int u = 0; u < kInFlight; ++u) {
                 load_weights(q0 + u * kSliceStep, u);
                 load_x(q0 + u * kSliceStep, u);
             }
         }
 #pragma unroll
-        for (int u = 0; u < kUnroll; ++u) {
+        for (int u = 0; u < kInFlight; ++u) {
 #pragma unroll
             for (int h = 0; h < kHalves; ++h) {
                 mma_bf16_16816(acc[h], {lo[u].x, hi[u].x, lo[u].y, hi[u].y}, xv[h][u].x,
@@ -365,7 +387,7 @@ __global__ void __launch_bounds__(kThreads, kMinCtas)
     // round): its CTAs, resident early and waiting beside this grid, slowed it (see the top of the
     // file). A warp without slices triggers here.
     pdl_launch_dependents();
-    store_tile<kHalves, kEpilogue>(acc, p, s, seg, row0, row_squares);
+    store_tile<kHalves, kEpilogue>(acc, p, s, seg, row0, row_squares, norm_row);
 }
 
 // The dynamic shared memory (never used: it only spaces the CTAs) that keeps a launch of few
@@ -381,11 +403,11 @@ int64_t spacing_smem(int64_t num_tiles, int halves, const GemvDevice* device) {
     return gemv_dynamic_smem(cap, static_smem_bytes(halves), device->smem);
 }
 
-template <GemvEpilogue kEpilogue, GemvLoads kLoads>
+template <GemvEpilogue kEpilogue, GemvLoads kLoads, int kMinCtas = 3, int kInFlight = kUnroll>
 Status allow_spacing(const SmSharedMemory& smem) {
     const int64_t most = smem.max_per_cta - static_smem_bytes(1);
     return cuda_status(
-        cudaFuncSetAttribute(gemv_kernel<1, 3, kEpilogue, kLoads>,
+        cudaFuncSetAttribute(gemv_kernel<1, kMinCtas, kEpilogue, kLoads, kInFlight>,
                              cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(most)),
         kName);
 }
@@ -418,21 +440,30 @@ Status configure(const SmSharedMemory& smem) {
     return prefer_l1<3, kEpilogue>(smem);
 }
 
-template <int kHalves, int kMinCtas, GemvEpilogue kEpilogue, GemvLoads kLoads = GemvLoads::kQuads>
+template <int kHalves, int kMinCtas, GemvEpilogue kEpilogue, GemvLoads kLoads = GemvLoads::kQuads,
+          int kInFlight = kUnroll>
 Status launch(const GemvParams& p, const SegmentTiles& tiles, int64_t num_tiles,
               cudaStream_t stream) {
     const int64_t smem = spacing_smem(num_tiles, kHalves, p.device);
-    return cuda_status(launch_pdl(gemv_kernel<kHalves, kMinCtas, kEpilogue, kLoads>,
+    return cuda_status(launch_pdl(gemv_kernel<kHalves, kMinCtas, kEpilogue, kLoads, kInFlight>,
                                   dim3(static_cast<unsigned>(num_tiles)), dim3(kThreads),
                                   static_cast<size_t>(smem), stream, p, tiles),
                        kName);
 }
 
 // The kernel for p.m rows and num_tiles tiles (kMinCtas above; without a device, 3): whole-row
-// loads at one row of x, quads at more.
+// loads at one row of x, quads at more; o and down at one row, spaced to at most 2 CTAs an SM,
+// with kWideUnroll slices in flight.
 template <GemvEpilogue kEpilogue>
 Status launch_for(const GemvParams& p, const SegmentTiles& tiles, int64_t num_tiles,
                   cudaStream_t stream) {
+    if constexpr (kEpilogue == GemvEpilogue::kResidualNorm) {
+        if (p.m == 1 && p.device != nullptr &&
+            gemv_ctas_per_sm_cap(num_tiles, p.device->num_sms, kMaxCappedWaves) > 0) {
+            return launch<1, 2, kEpilogue, GemvLoads::kRows, kWideUnroll>(p, tiles, num_tiles,
+                                                                          stream);
+        }
+    }
     if (p.m == 1) return launch<1, 3, kEpilogue, GemvLoads::kRows>(p, tiles, num_tiles, stream);
     if constexpr (kEpilogue == GemvEpilogue::kResidualNorm) {  // m = 1 only (checked)
         return invalid_argument("gemv: kResidualNorm takes one row of x");
@@ -465,6 +496,8 @@ Expected<GemvDevice> gemv_device() {
     SE_RETURN_IF_ERROR(configure<GemvEpilogue::kSiluMul>(d.smem));
     SE_RETURN_IF_ERROR(configure<GemvEpilogue::kRopeStore>(d.smem));
     SE_RETURN_IF_ERROR((allow_spacing<GemvEpilogue::kResidualNorm, GemvLoads::kRows>(d.smem)));
+    SE_RETURN_IF_ERROR((allow_spacing<GemvEpilogue::kResidualNorm, GemvLoads::kRows, 2,
+                                      kWideUnroll>(d.smem)));
     return d;
 }
 

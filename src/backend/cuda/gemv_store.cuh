@@ -88,19 +88,28 @@ __device__ __forceinline__ void store_rope(const GemvRopeStore& rope, const Segm
     dst[rows.hi] = out.y;
 }
 
+// kResidualNorm's inputs for tile row threadIdx.x (threads 0..15), loaded before the GEMV's loop:
+// in the epilogue the residual's load, the residual's store and then the weight's load (which
+// the compiler could not move above a store that might alias it) were two round trips on the
+// critical path of every o and down CTA.
+struct NormRow {
+    float weight = 0.0f;
+    float residual = 0.0f;
+};
+
 // kResidualNorm's write of tile row r (x row 0) from its sum, by the CTA's first 16 threads (all
-// of them, so that they can add their squares): the residual, the normed row before its 1 / rms,
-// and the tile's sum of squares.
+// of them, so that they can add their squares; thread r holds row r's NormRow): the residual, the
+// normed row before its 1 / rms, and the tile's sum of squares.
 __device__ __forceinline__ void store_residual_norm(const GemvResidualNorm& norm,
                                                     const SegmentView& s, int64_t row0, int r,
-                                                    float sum) {
+                                                    float sum, const NormRow& in) {
     const int64_t row = row0 + r;
     float sq = 0.0f;
     if (row < s.n) {
         // add_rms_norm's arithmetic on the product as a bf16 matmul would store it.
-        const float residual = norm.residual[row] + __bfloat162float(__float2bfloat16_rn(sum));
+        const float residual = in.residual + __bfloat162float(__float2bfloat16_rn(sum));
         norm.residual[row] = residual;
-        static_cast<bf16*>(s.y)[row] = __float2bfloat16_rn(norm.weight[row] * residual);
+        static_cast<bf16*>(s.y)[row] = __float2bfloat16_rn(in.weight * residual);
         sq = residual * residual;
     }
     constexpr unsigned kRowLanes = (1u << kTileRows) - 1;  // lanes 0..15 of warp 0
@@ -138,11 +147,12 @@ __host__ __device__ constexpr int64_t static_smem_bytes(int halves) {
 // threads write neighbouring y. With kSiluMul tile rows 0..7 are gate and 8..15 up of output
 // features row0 + (0..7); the threads of rows 0..7 write both. kRopeStore: store_rope.
 // kResidualNorm: store_residual_norm. With a row scale (m = 1), every sum is scaled first.
-// row_squares: this thread's first entry of p.x_scale.sq_sums (kHalves = 1; unused otherwise).
+// row_squares: this thread's first entry of p.x_scale.sq_sums (kHalves = 1; unused otherwise);
+// norm_row: kResidualNorm's inputs of this thread's row (unused otherwise).
 template <int kHalves, GemvEpilogue kEpilogue>
 __device__ __forceinline__ void store_tile(const float (&acc)[kHalves][4], const GemvParams& p,
                                            const SegmentView& s, int seg, int64_t row0,
-                                           float row_squares) {
+                                           float row_squares, const NormRow& norm_row) {
     __shared__ float partial[kWarps][kHalves * 4][32];
     static_assert(sizeof(partial) == partial_bytes(kHalves));
     const int lane = threadIdx.x % 32;
@@ -185,7 +195,7 @@ __device__ __forceinline__ void store_tile(const float (&acc)[kHalves][4], const
     if (col >= p.m || col >= kHalves * 8) return;
     if constexpr (kEpilogue == GemvEpilogue::kResidualNorm) {
         static_assert(kHalves == 1);
-        store_residual_norm(p.norm, s, row0, r, sum_of(r));  // m = 1: col 0, threads 0..15
+        store_residual_norm(p.norm, s, row0, r, sum_of(r), norm_row);  // m = 1: col 0, threads 0..15
     } else if constexpr (kEpilogue == GemvEpilogue::kRopeStore) {
         store_rope(p.rope, s, seg, row0, col, r, sum_of);
     } else if constexpr (kEpilogue == GemvEpilogue::kSiluMul) {
