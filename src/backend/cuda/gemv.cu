@@ -46,9 +46,12 @@
 // L1, where the CTAs of one SM sweeping k together share it; the weight bypasses L1. The o and
 // down launches at one row of x are spaced to 2 CTAs an SM (below), 64 KB an SM, and under load
 // the latency is longer than that: they keep kWideUnroll slices in flight (128 KB an SM, 128
-// registers a thread; o's first round is then half its weight, issued before the wait). Batch-1
-// decode steps of an 8B model 5.133 -> 5.094 ms, and 5.072 with kResidualNorm's loads moved out
-// of the epilogue (gemv_store.cuh's NormRow) (H100, 2026-12-07, same call, greedy tokens unchanged).
+// registers a thread). Batch-1 decode steps of an 8B model 5.133 -> 5.094 ms, and 5.072 with
+// kResidualNorm's loads moved out of the epilogue (gemv_store.cuh's NormRow) (H100, 2026-12-07,
+// same call, greedy tokens unchanged). Only kUnroll slices of a wide first round go out before the
+// wait: all kWideUnroll there (16.8 MB for o and for down) took bandwidth from the kernel before
+// (in an H100 timeline gate|up + SiLU 73.3 -> 75.5 us, the attention merge 3.8 -> 5.7), and
+// batch-1 steps went 5.077 -> 5.059 ms with the rest issued right after the wait (same call).
 //
 // Launched as a programmatic dependent launch (pdl.cuh): a CTA's start-up and address arithmetic
 // overlap the previous kernel's end. At up to 8 rows of x the first round of weight loads does
@@ -306,8 +309,13 @@ __global__ void __launch_bounds__(kThreads, kMinCtas)
     };
     // Whether the weight loads run a round ahead of the MMAs (see the top of the file).
     constexpr bool kLoadAhead = kHalves == 1;
-    // The weights are no kernel's output: the first round streams while the previous one ends.
-    if constexpr (kLoadAhead) load_round(first_slice);
+    // The weights are no kernel's output: the first round streams while the previous one ends, at
+    // most kUnroll slices of it (a wide round's other slices follow the wait: see the top).
+    constexpr int kEarly = kInFlight < kUnroll ? kInFlight : kUnroll;
+    if constexpr (kLoadAhead) {
+#pragma unroll
+        for (int u = 0; u < kEarly; ++u) load_weights(first_slice + u * kSliceStep, u);
+    }
     // kResidualNorm's row of the tile (threads 0..15): its norm weight (no kernel's output) now,
     // its residual (the previous o or down's) right after the wait, so that the epilogue waits
     // on no load of its own (gemv_store.cuh, NormRow).
@@ -319,6 +327,10 @@ __global__ void __launch_bounds__(kThreads, kMinCtas)
 
     // x is the previous kernel's output; the first round above is issued before the wait.
     pdl_wait_behind_loads(p.m - kGemvMaxRows);
+    if constexpr (kLoadAhead) {
+#pragma unroll
+        for (int u = kEarly; u < kInFlight; ++u) load_weights(first_slice + u * kSliceStep, u);
+    }
 
     bool has_x[kHalves];
     const bf16* x_row[kHalves];
