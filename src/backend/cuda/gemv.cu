@@ -508,8 +508,8 @@ Expected<GemvDevice> gemv_device() {
     SE_RETURN_IF_ERROR(configure<GemvEpilogue::kSiluMul>(d.smem));
     SE_RETURN_IF_ERROR(configure<GemvEpilogue::kRopeStore>(d.smem));
     SE_RETURN_IF_ERROR((allow_spacing<GemvEpilogue::kResidualNorm, GemvLoads::kRows>(d.smem)));
-    SE_RETURN_IF_ERROR((allow_spacing<GemvEpilogue::kResidualNorm, GemvLoads::kRows, 2,
-                                      kWideUnroll>(d.smem)));
+    SE_RETURN_IF_ERROR(
+        (allow_spacing<GemvEpilogue::kResidualNorm, GemvLoads::kRows, 2, kWideUnroll>(d.smem)));
     return d;
 }
 

@@ -195,7 +195,8 @@ __device__ __forceinline__ void store_tile(const float (&acc)[kHalves][4], const
     if (col >= p.m || col >= kHalves * 8) return;
     if constexpr (kEpilogue == GemvEpilogue::kResidualNorm) {
         static_assert(kHalves == 1);
-        store_residual_norm(p.norm, s, row0, r, sum_of(r), norm_row);  // m = 1: col 0, threads 0..15
+        // m = 1: col 0, threads 0..15.
+        store_residual_norm(p.norm, s, row0, r, sum_of(r), norm_row);
     } else if constexpr (kEpilogue == GemvEpilogue::kRopeStore) {
         store_rope(p.rope, s, seg, row0, col, r, sum_of);
     } else if constexpr (kEpilogue == GemvEpilogue::kSiluMul) {
