@@ -303,19 +303,17 @@ __global__ void __launch_bounds__(kThreads, kMinCtas)
         hi[u] = load_streamed(w_hi + q * kSliceElems, valid);
     };
     // A round is kInFlight slices, kSliceStep apart; the next round starts kRoundSlices on.
-    const auto load_round = [&](int q0) {
+    // Slices [from, to) of the round at q0.
+    const auto load_round = [&](int q0, int from = 0, int to = kInFlight) {
 #pragma unroll
-        for (int u = 0; u < kInFlight; ++u) load_weights(q0 + u * kSliceStep, u);
+        for (int u = from; u < to; ++u) load_weights(q0 + u * kSliceStep, u);
     };
     // Whether the weight loads run a round ahead of the MMAs (see the top of the file).
     constexpr bool kLoadAhead = kHalves == 1;
     // The weights are no kernel's output: the first round streams while the previous one ends, at
     // most kUnroll slices of it (a wide round's other slices follow the wait: see the top).
     constexpr int kEarly = kInFlight < kUnroll ? kInFlight : kUnroll;
-    if constexpr (kLoadAhead) {
-#pragma unroll
-        for (int u = 0; u < kEarly; ++u) load_weights(first_slice + u * kSliceStep, u);
-    }
+    if constexpr (kLoadAhead) load_round(first_slice, 0, kEarly);
     // kResidualNorm's row of the tile (threads 0..15): its norm weight (no kernel's output) now,
     // its residual (the previous o or down's) right after the wait, so that the epilogue waits
     // on no load of its own (gemv_store.cuh, NormRow).
@@ -327,10 +325,7 @@ __global__ void __launch_bounds__(kThreads, kMinCtas)
 
     // x is the previous kernel's output; the first round above is issued before the wait.
     pdl_wait_behind_loads(p.m - kGemvMaxRows);
-    if constexpr (kLoadAhead) {
-#pragma unroll
-        for (int u = kEarly; u < kInFlight; ++u) load_weights(first_slice + u * kSliceStep, u);
-    }
+    if constexpr (kLoadAhead) load_round(first_slice, kEarly, kInFlight);
 
     bool has_x[kHalves];
     const bf16* x_row[kHalves];
