@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/cuda/pinned_buffer.h"
 #include "cuda_test_util.h"
 #include "engine/sampling/candidate_set.h"
 #include "engine/sampling/sampler.h"
@@ -346,6 +347,55 @@ TEST_P(SampleRowsTest, MatchesSortedReference) {
 // the 16-byte loads), a last chunk shorter than the others; 128256 and 151936: real vocabularies.
 INSTANTIATE_TEST_SUITE_P(Vocabs, SampleRowsTest,
                          ::testing::Values(1, 7, 1000, 8191, 8192, 8193, 32769, 128256, 151936));
+
+// A decode step's sampling reads its rows' parameters in place from pinned host memory and
+// writes the tokens there too (CudaOps::sample_async): the same tokens as with device rows, in
+// both outputs. Greedy and sampled rows (top-k, top-p, min-p) of a real vocabulary.
+TEST(SampleRowsPinned, HostRowsAndHostTokensMatchDeviceOnes) {
+    constexpr int32_t kVocab = 128256;
+    std::mt19937 rng(7);
+    std::normal_distribution<float> normal(0.0f, 3.0f);
+    std::uniform_real_distribution<double> uniform(0.0, 1.0);
+    const std::vector<RowSampling> rows = {
+        {.temperature = 0.0f},
+        {.temperature = 0.8f, .u = uniform(rng)},
+        {.temperature = 1.0f, .top_k = 50, .u = uniform(rng)},
+        {.temperature = 0.7f, .top_p = 0.9f, .min_p = 0.05f, .u = uniform(rng)},
+        {.temperature = 1.3f, .top_p = 0.5f, .u = uniform(rng)},
+    };
+    const auto num_rows = static_cast<int32_t>(rows.size());
+    std::vector<float> logits(size_t(num_rows) * kVocab);
+    for (float& v : logits) v = normal(rng);
+    const DeviceBuffer d_logits = upload(logits);
+    const DeviceBuffer d_rows = upload(rows);
+    const DeviceBuffer d_want = poisoned(sizeof(int32_t) * num_rows);
+    const SampleRowsParams device_params{.logits = d_logits.as<float>(),
+                                         .rows = d_rows.as<RowSampling>(),
+                                         .out = d_want.as<int32_t>(),
+                                         .row_stride = kVocab,
+                                         .num_rows = num_rows,
+                                         .vocab = kVocab};
+    testing::must_ok(sample_rows(device_params, nullptr));
+    const std::vector<int32_t> want = download<int32_t>(d_want, num_rows);
+
+    PinnedBuffer h_rows = testing::must(PinnedBuffer::allocate(sizeof(RowSampling) * num_rows));
+    std::memcpy(h_rows.data(), rows.data(), sizeof(RowSampling) * num_rows);
+    PinnedBuffer h_out = testing::must(PinnedBuffer::allocate(sizeof(int32_t) * num_rows));
+    std::memset(h_out.data(), 0xff, sizeof(int32_t) * num_rows);
+    const DeviceBuffer d_out = poisoned(sizeof(int32_t) * num_rows);
+    SampleRowsParams host_params = device_params;
+    host_params.rows = static_cast<const RowSampling*>(h_rows.data());
+    host_params.out = d_out.as<int32_t>();
+    host_params.host_out = static_cast<int32_t*>(h_out.data());
+    testing::must_ok(sample_rows(host_params, nullptr));
+    testing::must_ok(cuda_status(cudaDeviceSynchronize(), "sample_rows"));
+    const std::vector<int32_t> device_got = download<int32_t>(d_out, num_rows);
+    std::vector<int32_t> host_got(num_rows);
+    std::memcpy(host_got.data(), h_out.data(), sizeof(int32_t) * num_rows);
+    EXPECT_EQ(device_got, want);
+    EXPECT_EQ(host_got, want);
+    for (const int32_t token : want) EXPECT_TRUE(token >= 0 && token < kVocab) << token;
+}
 
 TEST(SampleRowsArgs, InvalidArgumentsNameTheField) {
     const DeviceBuffer d_logits = upload(std::vector<float>(8, 0.0f));

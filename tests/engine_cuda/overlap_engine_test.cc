@@ -214,6 +214,16 @@ TEST_F(OverlapEngineTest, SeededSamplingEqualsPlainSteps) {
     EXPECT_GE(overlapped.stats.overlapped_steps, 30);
 }
 
+// Graph steps stage their inputs on the host and send them in one copy before the launch, and
+// every step's sampling reads its parameters from pinned memory and writes its tokens there
+// (step_staging.h, CudaOps::sample_async): the same draws as eager steps, plain or overlapped.
+TEST_F(OverlapEngineTest, SeededSamplingWithGraphsEqualsEagerSteps) {
+    const std::vector<Request> requests = sampled_batch();
+    const EngineRun eager = run(requests, {.async = false, .enforce_eager = true});
+    expect_same_outputs(run(requests, {.async = false}), eager);
+    expect_same_outputs(run(requests, {.async = true}), eager);
+}
+
 // Penalties read the tokens drawn so far and logprobs need the raw logits on the host: steps
 // with such a request wait for their tokens, as without overlap.
 TEST_F(OverlapEngineTest, RequestsThatReadTheirTokensRunPlainSteps) {

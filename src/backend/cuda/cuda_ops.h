@@ -149,10 +149,11 @@ class CudaOps final : public Ops {
     // Graphs record device addresses: any that may have moved makes them all stale.
     void invalidate_graphs();
     // sample()'s kernels; returns the device tokens (sampled_), written once the stream gets
-    // there.
+    // there, and into `host_out` (pinned, or null) too.
     Expected<const int32_t*> enqueue_sampling(const TensorView& logits,
                                               std::span<const LogitEdit> edits,
-                                              std::span<const RowSampling> rows);
+                                              std::span<const RowSampling> rows,
+                                              int32_t* host_out);
     // The launch of qk_norm_rope (no store yet), its positions and RoPE table uploaded.
     QkNormRopeParams qk_norm_rope_params(TensorView q, TensorView k,
                                          std::span<const int32_t> positions, const RopeArgs& args,
@@ -210,11 +211,12 @@ class CudaOps final : public Ops {
     DeviceBuffer norm_sq_sums_;
     // The tokens of the last sampling (one per row, max_seqs of them), where the next forward
     // pass's embedding reads fed ids (Ops::sample_async), and their copies on the host: two, as
-    // an overlapped step queues its sampling before the host takes the one before.
+    // an overlapped step queues its sampling before the host takes the one before. The sampling
+    // kernel writes both (no copy back).
     DeviceBuffer sampled_;
     struct SampledCopy {
         PinnedBuffer host;
-        CudaEvent done;     // the copy has landed
+        CudaEvent done;     // the tokens have landed
         int32_t rows = -1;  // queued and not taken yet (-1: free)
     };
     SampledCopy sampled_copies_[2];

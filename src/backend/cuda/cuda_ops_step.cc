@@ -20,12 +20,18 @@ void CudaOps::begin_step(const StepShape& shape) {
     if (!graphs_) return;
     if (staging_.arena_version() != graphs_arena_version_) invalidate_graphs();
     must(graphs_->begin_step(shape, staging_.arena(), stream_.get()));
-    staging_.set_send(replaying() ? StagingSend::kHostOnly : StagingSend::kQueue);
+    // A graph step (captured or replayed) stages host-only and sends it all before its launch.
+    staging_.set_send(graphs_->mode() == StepMode::kEager ? StagingSend::kQueue
+                                                          : StagingSend::kHostOnly);
 }
 
 void CudaOps::end_forward() {
     if (!graphs_) return;
-    must(graphs_->end_forward(staging_.trace(), stream_.get()));
+    const CudaGraphExec* graph = must(graphs_->end_forward(staging_.trace(), stream_.get()));
+    if (graph != nullptr) {
+        must(staging_.flush(stream_.get()));
+        must(graph->launch(stream_.get()));
+    }
     staging_.set_send(StagingSend::kQueue);
 }
 
@@ -45,7 +51,8 @@ Status CudaOps::sample(const TensorView& logits, std::span<const LogitEdit> edit
     SE_CHECK(logits.dtype == DType::kF32 && logits.rows == static_cast<int64_t>(rows.size()) &&
              tokens.size() == rows.size());
     if (rows.empty()) return {};
-    SE_ASSIGN_OR_RETURN(const int32_t* device_tokens, enqueue_sampling(logits, edits, rows));
+    SE_ASSIGN_OR_RETURN(const int32_t* device_tokens,
+                        enqueue_sampling(logits, edits, rows, nullptr));
     return copy_to_host(tokens.data(), device_tokens, tokens.size_bytes());
 }
 
@@ -56,10 +63,10 @@ Status CudaOps::sample_async(const TensorView& logits, std::span<const LogitEdit
     SampledCopy& copy = sampled_copies_[next_copy_];
     SE_CHECK(copy.rows < 0, "sample_async: two samplings are queued and not taken");
     if (!rows.empty()) {
-        SE_ASSIGN_OR_RETURN(const int32_t* device_tokens, enqueue_sampling(logits, edits, rows));
-        SE_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(copy.host.data(), device_tokens,
-                                                rows.size() * sizeof(int32_t),
-                                                cudaMemcpyDeviceToHost, stream_.get()));
+        auto* host_out = static_cast<int32_t*>(copy.host.data());
+        SE_ASSIGN_OR_RETURN(const int32_t* device_tokens,
+                            enqueue_sampling(logits, edits, rows, host_out));
+        static_cast<void>(device_tokens);  // the next step's embedding reads them (fed ids)
     }
     SE_RETURN_IF_ERROR(copy.done.record(stream_.get()));
     copy.rows = static_cast<int32_t>(rows.size());
@@ -85,7 +92,8 @@ Status CudaOps::sampled_tokens(std::span<int32_t> tokens) {
 
 Expected<const int32_t*> CudaOps::enqueue_sampling(const TensorView& logits,
                                                    std::span<const LogitEdit> edits,
-                                                   std::span<const RowSampling> rows) {
+                                                   std::span<const RowSampling> rows,
+                                                   int32_t* host_out) {
     const Timed timed(*this, "sample");
     const auto vocab = static_cast<int32_t>(logits.cols);
     if (!edits.empty()) {
@@ -99,15 +107,17 @@ Expected<const int32_t*> CudaOps::enqueue_sampling(const TensorView& logits,
                                .num_edits = rows32(static_cast<int64_t>(edits.size()))},
                               stream_.get()));
     }
-    SE_ASSIGN_OR_RETURN(const RowSampling* device_rows, staging_.upload(rows, stream_.get()));
+    // One thread of each CTA reads its row's parameters: read in place, not copied.
+    SE_ASSIGN_OR_RETURN(const RowSampling* host_rows, staging_.host_copy(rows, stream_.get()));
     if (rows.size_bytes() / sizeof(RowSampling) * sizeof(int32_t) > sampled_.size_bytes()) {
         return out_of_range(fmt::format("sample: {} rows, more than the {} sequences of a step",
                                         rows.size(), options_.max_seqs));
     }
     auto* device_tokens = static_cast<int32_t*>(sampled_.data());
     SE_RETURN_IF_ERROR(sample_rows({.logits = logits.f32(),
-                                    .rows = device_rows,
+                                    .rows = host_rows,
                                     .out = device_tokens,
+                                    .host_out = host_out,
                                     .row_stride = logits.cols,
                                     .num_rows = rows32(logits.rows),
                                     .vocab = vocab},

@@ -21,17 +21,18 @@ Status DecodeGraphs::begin_step(const StepShape& shape, int32_t arena, cudaStrea
     return {};
 }
 
-Status DecodeGraphs::end_forward(const StagingTrace& trace, cudaStream_t stream) {
+Expected<const CudaGraphExec*> DecodeGraphs::end_forward(const StagingTrace& trace,
+                                                         cudaStream_t stream) {
     const StepMode mode = std::exchange(mode_, StepMode::kEager);
     switch (mode) {
         case StepMode::kEager:
-            return {};
+            return nullptr;
         case StepMode::kCapture: {
             SE_ASSIGN_OR_RETURN(CudaGraphExec exec, CudaGraphExec::end_capture(stream));
             const Graph& graph =
                 graphs_.insert(*key_, Graph{.exec = std::move(exec), .trace = trace});
             ++stats_.captures;
-            return graph.exec.launch(stream);
+            return &graph.exec;
         }
         case StepMode::kReplay: {
             const Graph* graph = graphs_.find(*key_);
@@ -42,10 +43,10 @@ Status DecodeGraphs::end_forward(const StagingTrace& trace, cudaStream_t stream)
                      "unlike the capture (%s)",
                      key_->num_tokens, key_->kv_bucket, diff.c_str());
             ++stats_.replays;
-            return graph->exec.launch(stream);
+            return &graph->exec;
         }
     }
-    return {};
+    return nullptr;
 }
 
 void DecodeGraphs::invalidate() {

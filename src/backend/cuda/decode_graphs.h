@@ -2,11 +2,13 @@
 //
 //   a key's 1st step   eager         its kernels launch as usual, and whatever is lazy (RoPE
 //                                    tables, workspaces, the GEMM cache) happens now
-//   its 2nd step       capture       the stream records the kernels and the staging copies
-//                                    (memcpy nodes from the pinned arena); end_forward
-//                                    instantiates the graph and launches it
+//   its 2nd step       capture       the stream records the kernels, and ops fill the pinned
+//                                    arena only; end_forward instantiates the graph
 //   every later step   replay        ops only fill the pinned arena, at the capture's offsets;
-//                                    end_forward checks that and launches the graph
+//                                    end_forward checks that
+//
+// Either way end_forward hands back the graph, and the caller sends the staging in one copy
+// (StepStaging::flush) before it launches it: the graph holds no copy node.
 //
 // Steps alternate between StepStaging's two pairs of arenas, and a graph's copies and kernels hold
 // one pair's addresses, so the key names the pair (DecodeGraphKey::arena): each bucket is warmed,
@@ -65,9 +67,10 @@ class DecodeGraphs {
     // the kernels its graph will.
     const std::optional<DecodeGraphKey>& key() const { return key_; }
 
-    // Ends the step begun last: a capture is instantiated and launched; a replay's `trace` (the
-    // staging it filled) must equal its capture's, and the graph is launched.
-    Status end_forward(const StagingTrace& trace, cudaStream_t stream);
+    // Ends the step begun last and returns the graph the caller launches (null for an eager
+    // step): a capture is instantiated; a replay's `trace` (the staging it filled) must equal its
+    // capture's. The graph stays valid until the next begin_step or invalidate.
+    Expected<const CudaGraphExec*> end_forward(const StagingTrace& trace, cudaStream_t stream);
 
     // Forgets every graph and every eager step (between steps, or in an eager one).
     void invalidate();

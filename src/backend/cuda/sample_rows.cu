@@ -180,6 +180,7 @@ struct alignas(16) Shared {
     uint64_t found_key[kMaxDescents];  // per descent: the key this CTA holds, else 0
     uint64_t found_keys[kClusterCtas];
     Crossing crossing;
+    RowSampling row;  // the row's parameters, read once for the CTA
 };
 static_assert(sizeof(Shared) % 16 == 0);
 
@@ -490,10 +491,15 @@ __global__ void __cluster_dims__(kClusterCtas, 1, 1) __launch_bounds__(kThreads,
                   .size = min(chunk_size, p.vocab - begin),
                   .vocab = p.vocab,
                   .layout = layout};
+    // The parameters may lie in pinned host memory (a bus round trip): one thread loads them,
+    // issued before the row's loads so that the two latencies overlap.
+    RowSampling mine{};
+    if (t == 0) mine = p.rows[row];
     load_chunk(src, values, c.size);
     if (t < kMaxDescents) sh.found_key[t] = 0;
+    if (t == 0) sh.row = mine;
     __syncthreads();
-    const RowSampling r = p.rows[row];
+    const RowSampling r = sh.row;
     const RowStats stats = row_stats(sh, cluster, c);
     int32_t token = stats.best.index;
     if (r.temperature >= kGreedyTemperature && stats.num_finite > 0) {
@@ -515,7 +521,10 @@ __global__ void __cluster_dims__(kClusterCtas, 1, 1) __launch_bounds__(kThreads,
         const int32_t drawn = key_token(descend(sh, cluster, c, set, w, d, 2), p.vocab, layout);
         if (drawn >= 0 && drawn < p.vocab) token = drawn;
     }
-    if (cluster.block_rank() == 0 && t == 0) p.out[row] = token;
+    if (cluster.block_rank() == 0 && t == 0) {
+        p.out[row] = token;
+        if (p.host_out != nullptr) p.host_out[row] = token;
+    }
     cluster.sync();  // no CTA leaves while another may still read its shared memory
 }
 

@@ -33,8 +33,10 @@ namespace se::cuda {
 
 struct SampleRowsParams {
     const float* logits = nullptr;      // f32 [num_rows, row_stride], vocab used; read only
-    const RowSampling* rows = nullptr;  // [num_rows], device
+    const RowSampling* rows = nullptr;  // [num_rows], device or pinned host (read once a CTA)
     int32_t* out = nullptr;             // i32 [num_rows], device: the sampled token ids
+    int32_t* host_out = nullptr;        // i32 [num_rows], pinned host, or null: the same ids, so
+                                        // that no copy needs to bring them back
     int64_t row_stride = 0;             // elements between rows, >= vocab
     int32_t num_rows = 0;               // >= 0; 0 launches nothing
     int32_t vocab = 0;                  // > 0

@@ -27,7 +27,10 @@ Expected<StepStaging> StepStaging::create(size_t capacity_bytes) {
     const size_t bytes = aligned(std::max<size_t>(capacity_bytes, kAlign));
     SE_ASSIGN_OR_RETURN(Arenas first, allocate(bytes));
     SE_ASSIGN_OR_RETURN(Arenas second, allocate(bytes));
-    return StepStaging(std::move(first), std::move(second));
+    SE_ASSIGN_OR_RETURN(CudaStream copy_stream, CudaStream::create());
+    SE_ASSIGN_OR_RETURN(CudaEvent copied, CudaEvent::create(EventKind::kSync));
+    return StepStaging(std::move(first), std::move(second), std::move(copy_stream),
+                       std::move(copied));
 }
 
 Status StepStaging::begin_step(StagingSend send, cudaStream_t stream) {
@@ -50,7 +53,7 @@ Status StepStaging::grow(size_t at_least, cudaStream_t stream) {
     // let them finish before either goes. Step data stays valid only within a step, so this
     // happens at most a few times in a process (the arena is sized for the largest step).
     if (send_ == StagingSend::kHostOnly) {
-        return failed_precondition("step staging: the arena would grow in a replayed graph step");
+        return failed_precondition("step staging: the arena would grow in a graph step");
     }
     SE_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream));
     const size_t bytes = aligned(std::max(at_least, 2 * current().host.size_bytes()));
@@ -81,6 +84,27 @@ Status StepStaging::send(const Slot& slot, cudaStream_t stream) const {
     SE_CUDA_RETURN_IF_ERROR(
         cudaMemcpyAsync(slot.device, slot.host, slot.bytes, cudaMemcpyHostToDevice, stream));
     return {};
+}
+
+Status StepStaging::flush(cudaStream_t stream) {
+    if (send_ != StagingSend::kHostOnly) {
+        return failed_precondition("step staging: flush of a step that queues its own copies");
+    }
+    if (used_ == 0) return {};
+    // The arena pair was last read by the step before last, which begin_step waited for: the copy
+    // needs nothing of `stream`, only `stream` needs the copy.
+    Arenas& a = current();
+    SE_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(a.device.data(), a.host.data(), used_,
+                                            cudaMemcpyHostToDevice, copy_stream_.get()));
+    SE_RETURN_IF_ERROR(copied_.record(copy_stream_.get()));
+    SE_CUDA_RETURN_IF_ERROR(cudaStreamWaitEvent(stream, copied_.get(), 0));
+    return {};
+}
+
+Expected<const void*> StepStaging::host_copy(const void* src, size_t bytes, cudaStream_t stream) {
+    SE_ASSIGN_OR_RETURN(Slot slot, reserve(bytes, stream));
+    if (bytes > 0) std::memcpy(slot.host, src, bytes);
+    return static_cast<const void*>(slot.host);
 }
 
 Expected<const void*> StepStaging::upload(const void* src, size_t bytes, cudaStream_t stream) {

@@ -12,9 +12,15 @@
 // the host may fill step N + 1's inputs while step N still runs (overlapped decode steps,
 // engine.h), and a step that samples nothing (a prefill chunk) ends without any wait.
 //
-// A step replayed from a CUDA graph (decode_graphs.h) fills the pinned arena only
-// (StagingSend::kHostOnly): the graph's own copy nodes move it, from the offsets its capture
-// used, which trace() lets the caller check.
+// A step captured or replayed as a CUDA graph (decode_graphs.h) fills the pinned arena only
+// (StagingSend::kHostOnly), and flush() sends all of it in one copy before the graph's launch:
+// the graph holds kernels only, no copy node breaks its chain of programmatic dependent launches,
+// and the copy goes on a stream of its own, so it runs while the step before still computes (the
+// other pair's step: nothing on the device reads this pair any more). The graph's kernels read the
+// device arena at the offsets its capture used, which trace() lets the caller check.
+//
+// host_copy() stages bytes that one kernel reads straight from the pinned arena over the bus
+// (a decode step's sampling parameters): no copy at all.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -29,13 +35,14 @@
 #include "backend/cuda/event.h"
 #include "backend/cuda/pinned_buffer.h"
 #include "backend/cuda/staging_trace.h"
+#include "backend/cuda/stream.h"
 #include "core/expected.h"
 
 namespace se::cuda {
 
 enum class StagingSend : uint8_t {
     kQueue,     // send() and upload() queue the host-to-device copies
-    kHostOnly,  // they fill the pinned arena only (a graph holds the copies)
+    kHostOnly,  // they fill the pinned arena only; flush() sends it (a graph step)
 };
 
 class StepStaging {
@@ -58,6 +65,21 @@ class StepStaging {
         SE_ASSIGN_OR_RETURN(const void* p, upload(values.data(), values.size_bytes(), stream));
         return static_cast<const T*>(p);
     }
+
+    // A pinned host copy of `bytes` at `src`, which kernels may read in place (unified
+    // addressing): for inputs a single kernel reads once, where a copy would cost more than the
+    // read. Valid while the step's queued work runs, like the device copies.
+    Expected<const void*> host_copy(const void* src, size_t bytes, cudaStream_t stream);
+
+    template <typename T>
+    Expected<const T*> host_copy(std::span<const T> values, cudaStream_t stream) {
+        SE_ASSIGN_OR_RETURN(const void* p, host_copy(values.data(), values.size_bytes(), stream));
+        return static_cast<const T*>(p);
+    }
+
+    // Sends what this step has staged so far, in one copy on the staging's own stream, and makes
+    // `stream` wait for it: for a step that has staged host-only since begin_step (a graph's).
+    Status flush(cudaStream_t stream);
 
     // Room for `bytes` in both arenas that the caller fills on the host and then sends with
     // send(); for metadata built per call (block tables padded to one stride).
@@ -91,12 +113,16 @@ class StepStaging {
         CudaEvent done;  // recorded after the last step that used them
     };
     static Expected<Arenas> allocate(size_t bytes);
-    explicit StepStaging(Arenas first, Arenas second)
-        : arenas_{std::move(first), std::move(second)} {}
+    StepStaging(Arenas first, Arenas second, CudaStream copy_stream, CudaEvent copied)
+        : arenas_{std::move(first), std::move(second)},
+          copy_stream_(std::move(copy_stream)),
+          copied_(std::move(copied)) {}
     Status grow(size_t at_least, cudaStream_t stream);
     Arenas& current() { return arenas_[current_]; }
 
     Arenas arenas_[2];
+    CudaStream copy_stream_;  // flush()'s copies
+    CudaEvent copied_;        // recorded after the last of them
     int32_t current_ = 0;
     size_t used_ = 0;
     uint64_t generation_ = 0;
