@@ -219,14 +219,16 @@ class DecodeAttentionTest : public ::testing::TestWithParam<DecodeParam> {
         const Launch batch{.count = f.num_seqs(), .max_kv_len = max_kv_len, .partition = partition};
         const std::vector<float> got = dev.run(batch, scale);
         testing::expect_all_near(got, want, 2e-5f, testing::kBf16RelTol, "out");
-        for (DecodeMerge merge : {DecodeMerge::kLastBlock, DecodeMerge::kSecondKernel}) {
+        for (DecodeMerge merge :
+             {DecodeMerge::kLastBlock, DecodeMerge::kSecondKernel, DecodeMerge::kCluster}) {
             Launch forced = batch;
             forced.merge = merge;
             testing::expect_all_equal(dev.run(forced, scale), got, "forced merge vs auto");
         }
         // A graph step's bound: a far larger grid (whose partials may then be too many for one
-        // block, merged by the second kernel), under each merge.
-        for (DecodeMerge merge : {DecodeMerge::kAuto, DecodeMerge::kLastBlock}) {
+        // block or one cluster, merged by the second kernel), under each merge.
+        for (DecodeMerge merge :
+             {DecodeMerge::kAuto, DecodeMerge::kLastBlock, DecodeMerge::kCluster}) {
             Launch loose = batch;
             loose.max_kv_len = 16 * max_kv_len + 300;
             loose.merge = merge;
@@ -251,6 +253,8 @@ class DecodeAttentionTest : public ::testing::TestWithParam<DecodeParam> {
             testing::expect_all_near(last_block, want, 2e-5f, testing::kBf16RelTol, what);
             other.merge = DecodeMerge::kSecondKernel;
             testing::expect_all_equal(dev.run(other, scale), last_block, what + ", second kernel");
+            other.merge = DecodeMerge::kCluster;  // a cluster where 2 .. 16 partitions
+            testing::expect_all_equal(dev.run(other, scale), last_block, what + ", cluster");
         }
         check_balanced(f, dev, want, scale, max_kv_len);
         check_whole(f, dev, want, scale, max_kv_len);
@@ -406,6 +410,34 @@ TEST(DecodeAttentionMerge, SecondKernelUnlessTheLastBlockIsAskedAndItsPartialsFi
     EXPECT_EQ(merge(1, 65536, 32, 64, kLast), kLast);      // 32 x 4 rows of 272 B fit 48 KB
     EXPECT_EQ(merge(1, 131072, 32, 64, kLast), kSecond);   // 64 x 4 do not
     EXPECT_EQ(merge(1, 1100, 32, 128, kSecond), kSecond);
+}
+
+// kCluster where the launch has 2 .. kDecodeMaxClusterParts partitions, else the second kernel;
+// the balanced split and whole sequences take it as kAuto.
+TEST(DecodeAttentionMerge, ClusterWhereTheLaunchHasAtMostSixteenPartitions) {
+    auto merge = [](int32_t max_kv_len, int32_t partition) {
+        return decode_attention_merge({.max_kv_len = max_kv_len,
+                                       .num_seqs = 1,
+                                       .num_heads = 32,
+                                       .num_kv_heads = 8,
+                                       .head_dim = 128,
+                                       .partition = partition,
+                                       .merge = DecodeMerge::kCluster});
+    };
+    EXPECT_EQ(merge(1152, 128), DecodeMerge::kCluster);       // 9 partitions
+    EXPECT_EQ(merge(2048, 128), DecodeMerge::kCluster);       // 16
+    EXPECT_EQ(merge(2049, 128), DecodeMerge::kSecondKernel);  // 17
+    EXPECT_EQ(merge(1152, 64), DecodeMerge::kSecondKernel);   // 18
+    EXPECT_EQ(merge(129, 128), DecodeMerge::kCluster);        // 2
+    EXPECT_EQ(merge(128, 128), DecodeMerge::kSecondKernel);   // 1: nothing to merge
+    EXPECT_EQ(decode_attention_merge({.max_kv_len = 1152,
+                                      .num_seqs = 1,
+                                      .num_heads = 32,
+                                      .num_kv_heads = 8,
+                                      .head_dim = 128,
+                                      .merge = DecodeMerge::kCluster,
+                                      .whole_sequences = true}),
+              DecodeMerge::kAuto);
 }
 
 TEST(DecodeAttentionArgs, UnsupportedShapesAreStatuses) {

@@ -30,6 +30,7 @@
 #include "backend/cuda/decode_attention.h"
 #include "backend/cuda/decode_balance.h"
 #include "backend/cuda/decode_balanced.h"
+#include "backend/cuda/decode_cluster.h"
 #include "backend/cuda/decode_merge_rows.cuh"
 #include "backend/cuda/decode_pass.cuh"
 #include "backend/cuda/decode_whole.h"
@@ -114,14 +115,22 @@ bool merges_in_block(const DecodeAttentionParams& p, int32_t num_parts) {
         case DecodeMerge::kLastBlock:
             return fits;
         case DecodeMerge::kSecondKernel:
+        case DecodeMerge::kCluster:
             return false;
     }
     return false;
 }
 
+// Whether the partitions of each (sequence, KV head) run as one cluster (DecodeMerge::kCluster).
+bool merges_in_cluster(const DecodeAttentionParams& p, int32_t num_parts) {
+    return p.merge == DecodeMerge::kCluster && num_parts >= 2 &&
+           num_parts <= kDecodeMaxClusterParts;
+}
+
 template <int kHeadDim>
 Status launch(const DecodeAttentionParams& p, cudaStream_t stream) {
     const int32_t num_parts = decode_num_partitions(p.max_kv_len, p.partition);
+    if (merges_in_cluster(p, num_parts)) return launch_cluster(p, num_parts, stream);
     const bool in_block = merges_in_block(p, num_parts);
     constexpr int kSmem = Tile<kHeadDim>::kSmemBytes;
     SE_CUDA_RETURN_IF_ERROR(cudaFuncSetAttribute(
@@ -223,11 +232,14 @@ namespace se::cuda {
 
 DecodeMerge decode_attention_merge(const DecodeAttentionParams& p) {
     if (p.whole_sequences) return DecodeMerge::kAuto;  // nothing to merge
-    const bool in_block =
-        p.balanced_blocks > 0
-            ? decode::balanced_merges_in_block(p)
-            : decode::merges_in_block(p, decode_num_partitions(p.max_kv_len, p.partition));
-    return in_block ? DecodeMerge::kLastBlock : DecodeMerge::kSecondKernel;
+    if (p.balanced_blocks > 0) {
+        return decode::balanced_merges_in_block(p) ? DecodeMerge::kLastBlock
+                                                   : DecodeMerge::kSecondKernel;
+    }
+    const int32_t num_parts = decode_num_partitions(p.max_kv_len, p.partition);
+    if (decode::merges_in_cluster(p, num_parts)) return DecodeMerge::kCluster;
+    return decode::merges_in_block(p, num_parts) ? DecodeMerge::kLastBlock
+                                                 : DecodeMerge::kSecondKernel;
 }
 
 int64_t decode_attention_workspace_floats(int32_t num_seqs, int32_t num_heads, int32_t head_dim,

@@ -51,7 +51,15 @@ enum class DecodeMerge {
     kLastBlock,
     // A second kernel, one block per (sequence, head).
     kSecondKernel,
+    // The partitions of each (sequence, KV head) as one thread-block cluster, whose first block
+    // merges the partials from the blocks' shared memory (decode_cluster.cu): no workspace, no
+    // second kernel. Where a launch has at most kDecodeMaxClusterParts partitions; else
+    // kSecondKernel. The balanced split takes it as kAuto.
+    kCluster,
 };
+
+// Blocks of a cluster at most (sm_90 allows 16 where the kernel opts in; 8 is portable).
+inline constexpr int32_t kDecodeMaxClusterParts = 16;
 
 struct DecodeAttentionParams {
     const bf16* q = nullptr;                // bf16 [num_seqs, q_row_stride], head h at h * head_dim

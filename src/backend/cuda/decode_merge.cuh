@@ -127,6 +127,7 @@ __device__ __forceinline__ void load_lane_dims(const float* src, float (&x)[N]) 
 //   rows f32 [seq_parts, heads, kRowFloats]
 template <int kHeadDim>
 struct RoundRows {
+    static constexpr int kDim = kHeadDim;
     float* base;
     int32_t heads;
 
@@ -156,12 +157,13 @@ __device__ void copy_round_rows(const PartRows& part_rows, int32_t first_head, i
 }
 
 // Each round head's max (s_max: one per warp) and total (s_sum: one per group of 32 lanes) in the
-// merge order; every thread sees them on return.
-template <int kHeadDim>
-__device__ void round_totals(const RoundRows<kHeadDim>& r, int32_t seq_parts,
+// merge order; every thread sees them on return. Rows: RoundRows, or any type with its kDim,
+// heads and row(part, h) (decode_cluster.cu's rows in the cluster's shared memory).
+template <typename Rows>
+__device__ void round_totals(const Rows& r, int32_t seq_parts,
                              float (&s_max)[kMergeRoundHeads][kWarps],
                              float (&s_sum)[kMergeRoundHeads][kMergeLanes / 32]) {
-    using W = Workspace<kHeadDim>;
+    using W = Workspace<Rows::kDim>;
     const int warp = threadIdx.x / 32;
     const int lane = threadIdx.x % 32;
     for (int32_t h = 0; h < r.heads; ++h) {
@@ -189,11 +191,11 @@ __device__ void round_totals(const RoundRows<kHeadDim>& r, int32_t seq_parts,
 }
 
 // One warp: the output row of round head h, its dims over the lanes, in kMergeChains chains.
-template <int kHeadDim>
-__device__ void merge_head(const RoundRows<kHeadDim>& r, int32_t h, int32_t seq_parts,
-                           const LseMerge& merge, bf16* out) {
-    using W = Workspace<kHeadDim>;
-    constexpr int kLaneDims = kHeadDim / 32;
+template <typename Rows>
+__device__ void merge_head(const Rows& r, int32_t h, int32_t seq_parts, const LseMerge& merge,
+                           bf16* out) {
+    using W = Workspace<Rows::kDim>;
+    constexpr int kLaneDims = Rows::kDim / 32;
     const int lane = threadIdx.x % 32;
     float chain[kMergeChains][kLaneDims] = {};
     for (int32_t first = 0; first < seq_parts; first += kMergeChains) {
@@ -240,6 +242,23 @@ __device__ inline bool last_block(uint32_t* counter, int32_t parts) {
     return s_last;
 }
 
+// One round of a block's merge over rows r (every thread of the block calls it): the heads'
+// totals, then warp h writes head h's output row, out + h * kDim. The caller's barrier keeps
+// the next round's rows and sums from overwriting this one's.
+template <typename Rows>
+__device__ void merge_round(const Rows& r, int32_t seq_parts, bf16* out) {
+    __shared__ float s_max[kMergeRoundHeads][kWarps];
+    __shared__ float s_sum[kMergeRoundHeads][kMergeLanes / 32];
+    round_totals(r, seq_parts, s_max, s_sum);
+    const int32_t h = threadIdx.x / 32;
+    if (h >= r.heads) return;
+    float max = s_max[h][0];
+#pragma unroll
+    for (int w = 1; w < kWarps; ++w) max = fmaxf(max, s_max[h][w]);
+    const LseMerge merge{max, 1.0f / sum_in_order(s_sum[h])};
+    merge_head(r, h, seq_parts, merge, out + int64_t{h} * Rows::kDim);
+}
+
 // The merge of (seq, kv_head) over its seq_parts partials by the block that stored the last of
 // them, after every block's rows are visible to it (last_block), kMergeRoundHeads heads of the
 // group at a time, a warp per head for the accumulators; part_rows as copy_round_rows takes it.
@@ -248,24 +267,13 @@ template <int kHeadDim, typename PartRows>
 __device__ void merge_in_block(const DecodeAttentionParams& p, const PartRows& part_rows,
                                int32_t group, uint8_t* smem, int32_t seq, int32_t kv_head,
                                int32_t seq_parts) {
-    __shared__ float s_max[kMergeRoundHeads][kWarps];
-    __shared__ float s_sum[kMergeRoundHeads][kMergeLanes / 32];
-    const int warp = threadIdx.x / 32;
     for (int32_t first_head = 0; first_head < group; first_head += kMergeRoundHeads) {
         const RoundRows<kHeadDim> rows{reinterpret_cast<float*>(smem),
                                        min(group - first_head, kMergeRoundHeads)};
         __syncthreads();  // the previous round is done with the rings and the sums
         copy_round_rows(part_rows, first_head, seq_parts, rows);
-        round_totals(rows, seq_parts, s_max, s_sum);
-        const int32_t h = warp;
-        if (h >= rows.heads) continue;
-        float max = s_max[h][0];
-#pragma unroll
-        for (int w = 1; w < kWarps; ++w) max = fmaxf(max, s_max[h][w]);
-        const LseMerge merge{max, 1.0f / sum_in_order(s_sum[h])};
-        const int32_t head = kv_head * group + first_head + h;
-        merge_head(rows, h, seq_parts, merge,
-                   p.out + (int64_t{seq} * p.num_heads + head) * kHeadDim);
+        const int32_t head = kv_head * group + first_head;
+        merge_round(rows, seq_parts, p.out + (int64_t{seq} * p.num_heads + head) * kHeadDim);
     }
 }
 

@@ -78,4 +78,25 @@ cudaError_t launch_pdl(void (*kernel)(Params...), dim3 grid, dim3 block, size_t 
     return cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...);
 }
 
+// launch_pdl in thread-block clusters of `cluster` blocks (sm_90; grid divisible by it).
+template <typename... Params, typename... Args>
+cudaError_t launch_pdl_clusters(void (*kernel)(Params...), dim3 grid, dim3 cluster, dim3 block,
+                                size_t smem_bytes, cudaStream_t stream, Args&&... args) {
+    cudaLaunchAttribute attributes[2] = {};
+    attributes[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attributes[0].val.programmaticStreamSerializationAllowed = 1;
+    attributes[1].id = cudaLaunchAttributeClusterDimension;
+    attributes[1].val.clusterDim.x = cluster.x;
+    attributes[1].val.clusterDim.y = cluster.y;
+    attributes[1].val.clusterDim.z = cluster.z;
+    cudaLaunchConfig_t config{};
+    config.gridDim = grid;
+    config.blockDim = block;
+    config.dynamicSmemBytes = smem_bytes;
+    config.stream = stream;
+    config.attrs = attributes;
+    config.numAttrs = 2;
+    return cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...);
+}
+
 }  // namespace se::cuda
