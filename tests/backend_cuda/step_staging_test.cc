@@ -27,9 +27,9 @@ std::vector<int32_t> iota_from(int32_t first, size_t n) {
 
 std::vector<int32_t> read_back(const int32_t* device, size_t n, cudaStream_t stream) {
     std::vector<int32_t> host(n, -1);
-    must_ok(cuda_status(cudaMemcpyAsync(host.data(), device, n * sizeof(int32_t),
-                                        cudaMemcpyDeviceToHost, stream),
-                        "read back"));
+    must_ok(cuda_status(
+        cudaMemcpyAsync(host.data(), device, n * sizeof(int32_t), cudaMemcpyDeviceToHost, stream),
+        "read back"));
     must_ok(cuda_status(cudaStreamSynchronize(stream), "read back"));
     return host;
 }
@@ -42,7 +42,8 @@ TEST(StepStagingTest, OneFlushSendsEverythingAGraphStepStaged) {
         const std::vector<int32_t> ids = iota_from(100 * step, 3);
         const std::vector<int32_t> table = iota_from(100 * step + 50, 1000);
         const int32_t* d_ids = must(staging.upload(std::span<const int32_t>(ids), stream.get()));
-        StepStaging::Slot slot = must(staging.reserve(table.size() * sizeof(int32_t), stream.get()));
+        StepStaging::Slot slot =
+            must(staging.reserve(table.size() * sizeof(int32_t), stream.get()));
         std::copy(table.begin(), table.end(), static_cast<int32_t*>(slot.host));
         must_ok(staging.send(slot, stream.get()));  // host-only: nothing is sent yet
         must_ok(staging.flush(stream.get()));

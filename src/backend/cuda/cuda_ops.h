@@ -152,8 +152,7 @@ class CudaOps final : public Ops {
     // there, and into `host_out` (pinned, or null) too.
     Expected<const int32_t*> enqueue_sampling(const TensorView& logits,
                                               std::span<const LogitEdit> edits,
-                                              std::span<const RowSampling> rows,
-                                              int32_t* host_out);
+                                              std::span<const RowSampling> rows, int32_t* host_out);
     // The launch of qk_norm_rope (no store yet), its positions and RoPE table uploaded.
     QkNormRopeParams qk_norm_rope_params(TensorView q, TensorView k,
                                          std::span<const int32_t> positions, const RopeArgs& args,

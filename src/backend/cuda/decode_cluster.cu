@@ -117,8 +117,7 @@ Status launch(const DecodeAttentionParams& p, int32_t num_parts, cudaStream_t st
 }  // namespace
 
 Status launch_cluster(const DecodeAttentionParams& p, int32_t num_parts, cudaStream_t stream) {
-    return p.head_dim == 64 ? launch<64>(p, num_parts, stream)
-                            : launch<128>(p, num_parts, stream);
+    return p.head_dim == 64 ? launch<64>(p, num_parts, stream) : launch<128>(p, num_parts, stream);
 }
 
 }  // namespace se::cuda::decode
