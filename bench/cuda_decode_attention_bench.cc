@@ -15,7 +15,8 @@
 // else the partition rule's size (decode_partition.h) and the merge DecodeMerge::kAuto picks. With
 // --sweep, whole sequences where they fit (contexts up to 32K; both kinds of block,
 // "whole_two_per_sm" false and true) and lines for every partition size
-// (64 .. 2048) under both merges follow, and the balanced split at one, two and
+// (64 .. 2048) under both merges (and in clusters, DecodeMerge::kCluster, where a sequence has
+// at most 16 partitions) follow, and the balanced split at one, two and
 // four waves of blocks (33 a KV head on an H200) where they fit, to see what the rules gain or
 // lose against the alternatives, the balanced counts under both merges ("merged_by" says which
 // merge ran: the last-block merge needs the partials to fit a block's shared memory).
@@ -77,6 +78,8 @@ const char* merge_name(DecodeMerge merge) {
             return "last_block";
         case DecodeMerge::kSecondKernel:
             return "second_kernel";
+        case DecodeMerge::kCluster:
+            return "cluster";
     }
     return "?";
 }
@@ -211,6 +214,12 @@ Status run(const Shape& s, int iters, bool sweep) {
     for (int32_t size = kDecodeMinPartition; size <= kDecodeMaxPartition; size *= 2) {
         for (DecodeMerge merge : {DecodeMerge::kLastBlock, DecodeMerge::kSecondKernel}) {
             SE_RETURN_IF_ERROR(r.time({.partition = size, .merge = merge}, false, iters));
+        }
+        // Clusters where a (sequence, KV head) has 2 .. kDecodeMaxClusterParts partitions.
+        const int32_t parts = decode_num_partitions(s.context, size);
+        if (parts >= 2 && parts <= kDecodeMaxClusterParts) {
+            SE_RETURN_IF_ERROR(
+                r.time({.partition = size, .merge = DecodeMerge::kCluster}, false, iters));
         }
     }
     const int32_t wave = sms * kDecodeBlocksPerSm / kKvHeads;  // blocks a KV head in one wave
